@@ -1,0 +1,14 @@
+#!/bin/bash
+# make bench: build the benchmarks against the patched and the stock
+# glibc and print their tables (Markdown, as recorded in README.md).
+#   bench/run.sh [ROUNDS]
+. "$(dirname "$0")/../build-scripts/common.sh"
+
+rounds=${1:-7}
+b=$OUT/bench
+mkdir -p "$b"
+"$OUT/bin/rseq-gcc" -O2 -Wall -pthread -o "$b/cpu-lookup-patched" "$TOP/bench/cpu-lookup.c"
+gcc -O2 -Wall -pthread -o "$b/cpu-lookup-stock" "$TOP/bench/cpu-lookup.c"
+
+echo "Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d)"
+/usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds"

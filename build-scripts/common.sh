@@ -1,0 +1,34 @@
+# Shared settings for the build scripts.  Sourced, not executed.
+#
+# Every path is derived from the checkout, so the tree can live anywhere;
+# build outputs go under out/ (ignored by git).
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-$TOP/out}
+JOBS=${JOBS:-$(nproc)}
+
+GLIBC_VERSION=2.36
+GLIBC_TARBALL=${GLIBC_TARBALL:-/usr/src/glibc/glibc-$GLIBC_VERSION.tar.xz}
+# sha256 of Debian 12's glibc-source tarball (upstream 2.36, manual removed).
+GLIBC_SHA256=${GLIBC_SHA256:-95f0ed7a02f15857fe725c510e0e2cb9050fb7793bcde4cc72ddf8def40d5cf8}
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Hash of the files listed on stdin (paths relative to $TOP), used as a
+# build stamp so that an unchanged tree is not rebuilt.
+hash_inputs() {
+  (cd "$TOP" && sort | xargs -r sha256sum) | sha256sum | cut -c1-16
+}
+
+# The files that define the patched glibc source tree.
+glibc_inputs() {
+  (cd "$TOP" && {
+    echo glibc-patches/series
+    grep -v '^[[:space:]]*\(#\|$\)' glibc-patches/series | sed 's,^,glibc-patches/,'
+    find sysdeps -type f
+    echo build-scripts/prepare-glibc.sh
+  })
+}

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Check (and as root, install) the Debian packages the build needs.
+# As non-root, print the exact apt-get line and stop.
+. "$(dirname "$0")/common.sh"
+
+# package:command-or-file that proves it is installed
+REQUIRED=(
+  "gcc:/usr/bin/gcc"
+  "make:/usr/bin/make"
+  "gawk:/usr/bin/gawk"
+  "bison:/usr/bin/bison"
+  "python3:/usr/bin/python3"
+  "gettext:/usr/bin/msgfmt"
+  "texinfo:/usr/bin/makeinfo"
+  "rsync:/usr/bin/rsync"
+  "xz-utils:/usr/bin/xz"
+  "patch:/usr/bin/patch"
+  "glibc-source:$GLIBC_TARBALL"
+  "dejagnu:/usr/bin/runtest"
+  "expect:/usr/bin/expect"
+  "gcc-multilib:/usr/lib/gcc/x86_64-linux-gnu/12/32/crtbegin.o"
+  "python3-cffi:/usr/lib/python3/dist-packages/cffi/__init__.py"
+  "python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py"
+  "linux-libc-dev:/usr/include/linux/rseq.h"
+)
+
+missing=()
+for entry in "${REQUIRED[@]}"; do
+  pkg=${entry%%:*}
+  probe=${entry#*:}
+  # A custom GLIBC_TARBALL makes the glibc-source package unnecessary.
+  [ -e "$probe" ] || missing+=("$pkg")
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+line="apt-get install -y ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+  printf 'Missing Debian packages. Run as root:\n  apt-get update && %s\n' "$line" >&2
+  exit 1
+fi
+log "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null

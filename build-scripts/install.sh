@@ -1,0 +1,18 @@
+#!/bin/bash
+# make install PREFIX=DIR: copy the toolchain (sysroots, rseq-gcc,
+# rseq-run) under DIR.  The wrappers find their sysroot relative to
+# themselves, so the installed copy works wherever DIR is.
+. "$(dirname "$0")/common.sh"
+
+prefix=${1:-}
+[ -n "$prefix" ] || die "usage: make install PREFIX=DIR"
+mkdir -p "$prefix/bin"
+prefix=$(cd "$prefix" && pwd -P)
+for s in sysroot sysroot-i386; do
+  [ -d "$OUT/$s" ] || continue
+  log "installing $s into $prefix"
+  rm -rf "${prefix:?}/$s"
+  cp -a "$OUT/$s" "$prefix/$s"
+done
+install -m 755 "$TOP/build-scripts/bin/rseq-gcc" "$TOP/build-scripts/bin/rseq-run" "$prefix/bin/"
+log "installed: $prefix/bin/rseq-gcc, $prefix/bin/rseq-run"
