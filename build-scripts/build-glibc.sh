@@ -39,7 +39,7 @@ fi
 
 log "installing glibc ($abi) into ${sysroot#$TOP/}"
 rm -rf "$sysroot"
-make -C "$build" install DESTDIR="$sysroot" -j"$JOBS" >"$build/install.log" 2>&1 ||
+make -C "$build" install DESTDIR="$sysroot" MAKEINFO=: -j"$JOBS" >"$build/install.log" 2>&1 ||
   { tail -20 "$build/install.log"; die "glibc install failed ($abi)"; }
 "$TOP/build-scripts/sysroot-fixup.sh" "$abi" "$sysroot"
 echo "$inputs" > "$stamp"

@@ -11,7 +11,6 @@ REQUIRED=(
   "bison:/usr/bin/bison"
   "python3:/usr/bin/python3"
   "gettext:/usr/bin/msgfmt"
-  "texinfo:/usr/bin/makeinfo"
   "rsync:/usr/bin/rsync"
   "xz-utils:/usr/bin/xz"
   "patch:/usr/bin/patch"
