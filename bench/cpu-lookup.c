@@ -42,6 +42,15 @@ bench_accessor (long n)
     acc += rseq_area_cpu ();
   sink = acc;
 }
+
+static void
+bench_accessor_node (long n)
+{
+  unsigned long acc = 0;
+  for (long i = 0; i < n; i++)
+    acc += rseq_area_cpu () + rseq_area_node ();
+  sink = acc;
+}
 #endif
 
 static void
@@ -108,6 +117,7 @@ static const struct
   { "tls-load", bench_tls_load },
 #ifdef RSEQ_AREA_CPU_ID_OFFSET
   { "accessor", bench_accessor },
+  { "accessor-node", bench_accessor_node },
 #endif
   { "sched_getcpu", bench_sched_getcpu },
   { "getcpu-node", bench_getcpu_node },

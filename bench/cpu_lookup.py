@@ -27,6 +27,8 @@ rows = [
     ("sys", "getcpu system call", [patched, "getcpu-syscall", NSYS], None),
     ("gn_p", "getcpu(&cpu, &node) patched", [patched, "getcpu-node", N],
      None),
+    ("an_p", "rseq_area_cpu() + rseq_area_node() inline (patched)",
+     [patched, "accessor-node", N], None),
     ("gn_s", "getcpu(&cpu, &node) stock (vDSO)", [stock, "getcpu-node", N],
      None),
     ("th_p", "pthread_create+join patched", [patched, "thread-create", NTHR],
@@ -38,6 +40,8 @@ ratios = [
     ("accessor / TLS load", "acc", "tls", ("<=", 2.0)),
     ("sched_getcpu patched / stock", "sg_p", "sg_s", ("<=", 1.05)),
     ("getcpu+node stock / patched (speed-up)", "gn_s", "gn_p", (">=", 2.0)),
+    ("getcpu+node stock / inline accessors (speed-up)", "gn_s", "an_p",
+     (">=", 2.0)),
     ("thread create patched / stock", "th_p", "th_s", ("<=", 1.05)),
 ]
 medians = run_rows(rows, rounds)
