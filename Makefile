@@ -22,6 +22,7 @@ deps:
 
 glibc: deps
 	@build-scripts/build-glibc.sh x86_64
+	@build-scripts/build-glibc.sh i386
 
 toolchain: glibc
 	@mkdir -p $(BIN)

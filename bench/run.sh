@@ -10,5 +10,9 @@ mkdir -p "$b"
 "$OUT/bin/rseq-gcc" -O2 -Wall -pthread -o "$b/cpu-lookup-patched" "$TOP/bench/cpu-lookup.c"
 gcc -O2 -Wall -pthread -o "$b/cpu-lookup-stock" "$TOP/bench/cpu-lookup.c"
 
+"$OUT/bin/rseq-gcc" -O2 -Wall -pthread -I"$TOP/percpu" -o "$b/percpu-bench" \
+  "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
+
 echo "Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d)"
 /usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds"
+/usr/bin/python3 "$TOP/bench/percpu_bench.py" "$b/percpu-bench" "$rounds"

@@ -1,0 +1,292 @@
+/* param_test-style stress of the per-CPU structures: 6 x nproc threads
+   each do REPS rounds on a per-CPU counter (by cpu_id and by mm_cid), a
+   per-CPU spinlock guarding plain counters, a LIFO list, a pointer
+   buffer and a record buffer, while
+     - delays are injected at numbered points inside the sequences,
+     - a signal thread hits random workers at a high rate, and the
+       handlers themselves run per-CPU operations,
+     - workers yield and move themselves between CPUs.
+   Afterwards every total must be exact: no count lost or doubled, no
+   node, pointer or record lost, duplicated or torn; and aborts must
+   have happened.  --long runs ten times as many rounds.  */
+#include "rseq-test.h"
+#include "percpu.h"
+#include <pthread.h>
+#include <signal.h>
+#include <sys/sysinfo.h>
+
+#define ITEMS 512
+
+struct record
+{
+  intptr_t id;
+  intptr_t check;		/* ~id */
+  intptr_t triple;		/* 3 * id */
+};
+
+static long reps = 300000;
+static int nthreads;
+static int have_mm_cid;
+
+static struct percpu_counter count_cpu, count_mm, count_sig;
+static struct percpu_lock lock;
+static intptr_t *locked_counts;	/* One per slot, guarded by LOCK.  */
+static struct percpu_list list;
+static struct percpu_node nodes[ITEMS];
+static struct percpu_buffer pointers, records;
+static intptr_t pointer_items[ITEMS];
+
+static pthread_t *workers;
+static volatile int running = 1;
+static unsigned long signals_handled;
+static unsigned long total_aborts;
+static int workers_done;
+static cpu_set_t allowed;
+
+static unsigned int
+next_random (unsigned int *state)
+{
+  *state = *state * 1103515245u + 12345u;
+  return *state >> 8;
+}
+
+static void
+list_cycle (void)
+{
+  struct percpu_node *node = percpu_list_pop (&list);
+  if (node != NULL && percpu_list_push (&list, node) < 0)
+    FAIL ("list push: %s", strerror (errno));
+}
+
+static void
+on_signal (int sig)
+{
+  (void) sig;
+  int saved = errno;
+  if (percpu_counter_add (&count_sig, 1) != 0)
+    FAIL ("counter add in handler: %s", strerror (errno));
+  __atomic_fetch_add (&signals_handled, 1, __ATOMIC_RELAXED);
+  list_cycle ();
+  errno = saved;
+}
+
+static void
+move_somewhere (unsigned int *seed)
+{
+  cpu_set_t set;
+  int n = CPU_COUNT (&allowed), pick = next_random (seed) % (n + 1);
+  if (pick == n)
+    set = allowed;		/* Sometimes let the scheduler choose.  */
+  else
+    {
+      CPU_ZERO (&set);
+      for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++)
+	if (CPU_ISSET (cpu, &allowed) && seen++ == pick)
+	  CPU_SET (cpu, &set);
+    }
+  if (sched_setaffinity (0, sizeof set, &set) != 0)
+    FAIL ("sched_setaffinity: %s", strerror (errno));
+}
+
+static void
+one_round (void)
+{
+  if (percpu_counter_add (&count_cpu, 1) != 0)
+    FAIL ("counter add: %s", strerror (errno));
+  if (have_mm_cid && percpu_counter_add (&count_mm, 1) != 0)
+    FAIL ("mm_cid counter add: %s", strerror (errno));
+
+  int cpu = percpu_lock_acquire (&lock);
+  if (cpu < 0)
+    FAIL ("lock: %s", strerror (errno));
+  locked_counts[cpu]++;		/* Plain increment: the lock protects it.  */
+  percpu_lock_release (&lock, cpu);
+
+  list_cycle ();
+
+  void *p;
+  int ret = percpu_buffer_pop (&pointers, &p);
+  if (ret < 0)
+    FAIL ("buffer pop: %s", strerror (errno));
+  if (ret == 0 && percpu_buffer_push (&pointers, p) != 0)
+    FAIL ("buffer push failed");
+
+  struct record r;
+  ret = percpu_buffer_pop_record (&records, &r);
+  if (ret < 0)
+    FAIL ("record pop: %s", strerror (errno));
+  if (ret == 0)
+    {
+      if (r.check != ~r.id || r.triple != 3 * r.id)
+	FAIL ("torn record: id %ld check %ld triple %ld", (long) r.id,
+	      (long) r.check, (long) r.triple);
+      if (percpu_buffer_push_record (&records, &r) != 0)
+	FAIL ("record push failed");
+    }
+}
+
+static void *
+worker (void *arg)
+{
+  unsigned int seed = (unsigned int) (uintptr_t) arg * 7919u + 1;
+  for (long i = 0; i < reps; i++)
+    {
+      one_round ();
+      if (i % 64 == 0)
+	sched_yield ();
+      if (i % 512 == 0)
+	move_somewhere (&seed);
+    }
+  __atomic_fetch_add (&total_aborts, percpu_aborts, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&workers_done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* Signals to random workers, and new delays now and then.  */
+static void *
+chaos (void *arg)
+{
+  unsigned int seed = 42;
+  (void) arg;
+  for (unsigned long n = 0; running; n++)
+    {
+      pthread_kill (workers[next_random (&seed) % nthreads], SIGUSR1);
+      if (n % 1024 == 0)
+	for (int point = 1; point <= 6; point++)
+	  percpu_inject_loops[point] = next_random (&seed) % 4 == 0
+				       ? next_random (&seed) % 2000 : 0;
+      usleep (50);
+    }
+  return NULL;
+}
+
+static void
+setup (void)
+{
+  CHECK (percpu_counter_init (&count_cpu, RSEQ_PERCPU_CPU_ID) == 0);
+  CHECK (percpu_counter_init (&count_mm, RSEQ_PERCPU_MM_CID) == 0);
+  CHECK (percpu_counter_init (&count_sig, RSEQ_PERCPU_CPU_ID) == 0);
+  CHECK (percpu_lock_init (&lock, RSEQ_PERCPU_CPU_ID) == 0);
+  locked_counts = calloc (lock.nr_slots, sizeof *locked_counts);
+  CHECK (locked_counts != NULL);
+  CHECK (percpu_list_init (&list, RSEQ_PERCPU_CPU_ID) == 0);
+  CHECK (percpu_buffer_init (&pointers, RSEQ_PERCPU_CPU_ID, ITEMS, 0) == 0);
+  CHECK (percpu_buffer_init (&records, RSEQ_PERCPU_CPU_ID, ITEMS,
+			     sizeof (struct record)) == 0);
+  for (int i = 0; i < ITEMS; i++)
+    {
+      nodes[i].data = i;
+      CHECK (percpu_list_push (&list, &nodes[i]) >= 0);
+      pointer_items[i] = i;
+      CHECK (percpu_buffer_push (&pointers, &pointer_items[i]) == 0);
+      struct record r = { i, ~(intptr_t) i, 3 * (intptr_t) i };
+      CHECK (percpu_buffer_push_record (&records, &r) == 0);
+    }
+}
+
+/* Drain every CPU's list and buffers: each item exactly once.  */
+static void
+check_items (void)
+{
+  unsigned char seen[ITEMS];
+  int count;
+
+  memset (seen, 0, sizeof seen);
+  count = 0;
+  for (int cpu = 0; cpu < list.nr_slots; cpu++)
+    for (struct percpu_node *n; (n = percpu_list_pop_slot (&list, cpu)); )
+      {
+	CHECK (n >= nodes && n < nodes + ITEMS && n->data == n - nodes);
+	if (seen[n->data]++)
+	  FAIL ("list node %ld twice", (long) n->data);
+	count++;
+      }
+  CHECK_EQ (count, ITEMS);
+
+  memset (seen, 0, sizeof seen);
+  count = 0;
+  for (int cpu = 0; cpu < pointers.nr_slots; cpu++)
+    for (intptr_t *p; percpu_buffer_pop_slot (&pointers, cpu, &p) == 0; )
+      {
+	CHECK (p >= pointer_items && p < pointer_items + ITEMS);
+	if (seen[*p]++)
+	  FAIL ("buffer pointer %ld twice", (long) *p);
+	count++;
+      }
+  CHECK_EQ (count, ITEMS);
+
+  memset (seen, 0, sizeof seen);
+  count = 0;
+  struct record r;
+  for (int cpu = 0; cpu < records.nr_slots; cpu++)
+    while (percpu_buffer_pop_slot (&records, cpu, &r) == 0)
+      {
+	CHECK (r.id >= 0 && r.id < ITEMS && r.check == ~r.id
+	       && r.triple == 3 * r.id);
+	if (seen[r.id]++)
+	  FAIL ("record %ld twice", (long) r.id);
+	count++;
+      }
+  CHECK_EQ (count, ITEMS);
+}
+
+int
+main (int argc, char **argv)
+{
+  require_kernel_rseq ();
+  if (argc > 1 && strcmp (argv[1], "--long") == 0)
+    reps *= 10;
+  CHECK (sched_getaffinity (0, sizeof allowed, &allowed) == 0);
+  nthreads = 6 * get_nprocs ();
+  have_mm_cid = rseq_percpu_current_cpu (RSEQ_PERCPU_MM_CID) >= 0;
+  setup ();
+
+  struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+  sigemptyset (&sa.sa_mask);
+  CHECK (sigaction (SIGUSR1, &sa, NULL) == 0);
+
+  workers = calloc (nthreads, sizeof *workers);
+  CHECK (workers != NULL);
+  /* The chaos thread needs the worker IDs: block SIGUSR1 in main and
+     chaos, start the workers, then chaos.  */
+  sigset_t block;
+  sigemptyset (&block);
+  sigaddset (&block, SIGUSR1);
+  pthread_sigmask (SIG_BLOCK, &block, NULL);
+  for (long i = 0; i < nthreads; i++)
+    {
+      pthread_sigmask (SIG_UNBLOCK, &block, NULL);
+      CHECK (pthread_create (&workers[i], NULL, worker, (void *) i) == 0);
+      pthread_sigmask (SIG_BLOCK, &block, NULL);
+    }
+  pthread_t chaos_thread;
+  CHECK (pthread_create (&chaos_thread, NULL, chaos, NULL) == 0);
+  /* Stop the signals before any worker is joined: signalling a joined
+     thread is undefined, an exited but unjoined one is harmless.  */
+  while (__atomic_load_n (&workers_done, __ATOMIC_ACQUIRE) < nthreads)
+    usleep (10000);
+  running = 0;
+  CHECK (pthread_join (chaos_thread, NULL) == 0);
+  for (int i = 0; i < nthreads; i++)
+    CHECK (pthread_join (workers[i], NULL) == 0);
+
+  long expected = (long) nthreads * reps;
+  CHECK_EQ (percpu_counter_sum (&count_cpu), expected);
+  if (have_mm_cid)
+    CHECK_EQ (percpu_counter_sum (&count_mm), expected);
+  long locked = 0;
+  for (int i = 0; i < lock.nr_slots; i++)
+    locked += locked_counts[i];
+  CHECK_EQ (locked, expected);
+  CHECK_EQ (percpu_counter_sum (&count_sig), (long) signals_handled);
+  check_items ();
+  if (signals_handled == 0)
+    FAIL ("no signal was handled");
+  if (total_aborts == 0)
+    FAIL ("no sequence aborted under %lu signals", signals_handled);
+
+  printf ("%d threads x %ld rounds: exact totals; %lu signals handled, "
+	  "%lu aborts%s\n", nthreads, reps, signals_handled, total_aborts,
+	  have_mm_cid ? "" : " (no mm_cid on this kernel)");
+  return 0;
+}
