@@ -11,6 +11,14 @@
 
 #ifdef PERCPU_INJECT
 volatile int percpu_inject_loops[8];
+__thread int percpu_inject_budget[8];
+
+void
+percpu_inject_refill (void)
+{
+  for (int i = 0; i < 8; i++)
+    percpu_inject_budget[i] = percpu_inject_loops[i];
+}
 #endif
 
 __thread unsigned long percpu_aborts;
@@ -42,6 +50,9 @@ alloc_slots (int field, int *nr_slots)
 static int
 current_slot (int field, int nr_slots)
 {
+#ifdef PERCPU_INJECT
+  percpu_inject_refill ();
+#endif
   int cpu = rseq_percpu_current_cpu (field);
   if (cpu < 0)
     {

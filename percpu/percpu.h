@@ -19,8 +19,15 @@
 
 #ifdef PERCPU_INJECT
 /* Delay loops inside the critical sections, for stress tests: point N
-   spins percpu_inject_loops[N] times.  Build without PIE on i386.  */
+   spins percpu_inject_loops[N] times.  Build without PIE.  On x86_64 the
+   loop counts in %r11.  i386 has no register to spare (and a push could
+   be cut short by an abort, leaving the stack unbalanced), so the loop
+   counts down a thread-local budget in memory, which
+   percpu_inject_refill sets from percpu_inject_loops before each
+   attempt.  */
 extern volatile int percpu_inject_loops[8];
+extern __thread int percpu_inject_budget[8];
+void percpu_inject_refill (void);
 # ifdef __x86_64__
 #  define RSEQ_PERCPU_INJECT_ASM(n)					\
   "movl percpu_inject_loops+4*" #n "(%%rip), %%r11d\n\t"		\
@@ -33,15 +40,12 @@ extern volatile int percpu_inject_loops[8];
 #  define RSEQ_PERCPU_INJECT_CLOBBER , "r11"
 # else
 #  define RSEQ_PERCPU_INJECT_ASM(n)					\
-  "pushl %%eax\n\t"							\
-  "movl percpu_inject_loops+4*" #n ", %%eax\n\t"			\
-  "testl %%eax, %%eax\n\t"						\
-  "jz 7f\n"								\
   "6:\n\t"								\
-  "decl %%eax\n\t"							\
-  "jnz 6b\n"								\
-  "7:\n\t"								\
-  "popl %%eax\n\t"
+  "cmpl $0, %%gs:percpu_inject_budget@ntpoff+4*" #n "\n\t"		\
+  "je 7f\n\t"								\
+  "decl %%gs:percpu_inject_budget@ntpoff+4*" #n "\n\t"		\
+  "jmp 6b\n"								\
+  "7:\n\t"
 #  define RSEQ_PERCPU_INJECT_CLOBBER
 # endif
 # define RSEQ_PERCPU_INJECT_INPUT

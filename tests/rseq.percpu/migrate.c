@@ -71,6 +71,7 @@ check_moved_inside_sequence (void)
   /* Point 2 is after the CPU check, before the commit: spin there long
      enough for the mover to act (hundreds of milliseconds).  */
   percpu_inject_loops[2] = 400 * 1000 * 1000;
+  percpu_inject_refill ();
   in_sequence = 1;
   int ret = rseq_percpu_addv (RSEQ_PERCPU_CPU_ID, &v, 1, cpu);
   percpu_inject_loops[2] = 0;

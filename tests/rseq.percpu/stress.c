@@ -24,7 +24,7 @@ struct record
   intptr_t triple;		/* 3 * id */
 };
 
-static long reps = 300000;
+static long reps = 2000000;
 static int nthreads;
 static int have_mm_cid;
 
