@@ -13,7 +13,8 @@ nproc = os.cpu_count()
 N = 2000000
 
 methods = [
-    ("rseq-counter", "per-CPU increment, rseq"),
+    ("rseq-counter", "per-CPU increment, rseq (inline)"),
+    ("rseq-counter-lib", "per-CPU increment, rseq (percpu_counter_add)"),
     ("rseq-spinlock", "per-CPU rseq spinlock + increment"),
     ("lock-add", "global `lock add`"),
     ("lock-cmpxchg", "global `lock cmpxchg` loop"),
