@@ -26,7 +26,9 @@ glibc: deps
 
 toolchain: glibc
 	@mkdir -p $(BIN)
-	@install -m 755 build-scripts/bin/rseq-gcc build-scripts/bin/rseq-run $(BIN)/
+	@install -m 755 build-scripts/bin/rseq-gcc build-scripts/bin/rseq-run \
+	  build-scripts/bin/rseq-python $(BIN)/
+	@build-scripts/build-python.sh
 
 demo: toolchain
 	@build-scripts/demo.sh

@@ -33,7 +33,29 @@ skipped=$(( $(count UNSUPPORTED) + $(count UNTESTED) + $(count XFAIL) ))
 tcl_errors=$(grep -c '^ERROR:' "$results/rseq.log" || true)
 [ "$tcl_errors" -gt "$(count ERROR)" ] && failed=$(( failed + tcl_errors - $(count ERROR) ))
 
+# The Python binding's tests, under the patched glibc.
+py_xml=$results/pytest.xml
+RSEQ_OUT=$OUT "$OUT/bin/rseq-python" -m pytest -q -p no:cacheprovider \
+  --junitxml="$py_xml" "$TOP/tests/python" > "$results/pytest.log" 2>&1 || true
+tail -n 3 "$results/pytest.log"
+if [ -f "$py_xml" ]; then
+  read -r py_tests py_fail py_skip < <(/usr/bin/python3 - "$py_xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suite = root if root.tag == "testsuite" else root.find("testsuite")
+get = lambda k: int(suite.get(k, 0))
+print(get("tests"), get("failures") + get("errors"), get("skipped"))
+PY
+)
+  passed=$(( passed + py_tests - py_fail - py_skip ))
+  failed=$(( failed + py_fail ))
+  skipped=$(( skipped + py_skip ))
+else
+  echo "pytest did not run (see out/tests/pytest.log)"
+  failed=$(( failed + 1 ))
+fi
+
 grep -E '^(FAIL|XPASS|UNRESOLVED|ERROR|UNSUPPORTED):' "$sum" || true
-echo "Full log: out/tests/rseq.log"
+echo "Full logs: out/tests/rseq.log, out/tests/pytest.log"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -20,6 +20,8 @@ REQUIRED=(
   "gcc-multilib:/usr/lib/gcc/x86_64-linux-gnu/12/32/crtbegin.o"
   "python3-cffi:/usr/lib/python3/dist-packages/cffi/__init__.py"
   "python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py"
+  "python3-dev:/usr/include/python3.11/Python.h"
+  "python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
   "linux-libc-dev:/usr/include/linux/rseq.h"
 )
 

@@ -14,5 +14,11 @@ for s in sysroot sysroot-i386; do
   rm -rf "${prefix:?}/$s"
   cp -a "$OUT/$s" "$prefix/$s"
 done
-install -m 755 "$TOP/build-scripts/bin/rseq-gcc" "$TOP/build-scripts/bin/rseq-run" "$prefix/bin/"
+if [ -d "$OUT/python" ]; then
+  rm -rf "${prefix:?}/python"
+  cp -a "$OUT/python" "$prefix/python"
+  rm -rf "$prefix/python/build"
+fi
+install -m 755 "$TOP/build-scripts/bin/rseq-gcc" "$TOP/build-scripts/bin/rseq-run" \
+  "$TOP/build-scripts/bin/rseq-python" "$prefix/bin/"
 log "installed: $prefix/bin/rseq-gcc, $prefix/bin/rseq-run"

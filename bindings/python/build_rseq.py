@@ -1,0 +1,174 @@
+"""Build the C part of the rseq Python package (cffi, out-of-line API
+mode): python3 build_rseq.py SYSROOT_INCLUDE OUTDIR
+
+The module is compiled with the system compiler against the patched
+glibc's headers and linked against whatever libc.so.6 the process has.
+With optimization every per-CPU operation is inlined, so the module
+needs no symbol beyond glibc 2.35's __rseq_offset/__rseq_size: it
+imports under the patched glibc (out/bin/rseq-python) and under a stock
+glibc >= 2.35 alike, and never loads a second libc."""
+
+import os
+import sys
+
+import cffi
+
+CDEF = """
+int rseqpy_cpu(void);
+int rseqpy_node(void);
+int rseqpy_mm_cid(void);
+int rseqpy_registered(void);
+unsigned int rseqpy_rseq_size(void);
+long rseqpy_rseq_offset(void);
+unsigned long rseqpy_auxv(unsigned long type);
+int rseqpy_patched_glibc(void);
+int rseqpy_current_cpu(int field);
+int rseqpy_nr_slots(void);
+
+typedef struct rseqpy_counter rseqpy_counter;
+rseqpy_counter *rseqpy_counter_new(int kind, int field);
+void rseqpy_counter_free(rseqpy_counter *c);
+int rseqpy_counter_add_many(rseqpy_counter *c, long n, long count);
+long rseqpy_counter_value(rseqpy_counter *c, int slot);
+unsigned long rseqpy_counter_aborts(rseqpy_counter *c);
+"""
+
+SOURCE = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/rseq-percpu.h>
+#include <unistd.h>
+
+int rseqpy_cpu (void) { return rseq_area_cpu (); }
+int rseqpy_node (void) { return rseq_area_node (); }
+int rseqpy_mm_cid (void) { return rseq_area_mm_cid (); }
+int rseqpy_registered (void) { return rseq_area_registered (); }
+unsigned int rseqpy_rseq_size (void) { return __rseq_size; }
+long rseqpy_rseq_offset (void) { return (long) __rseq_offset; }
+unsigned long rseqpy_auxv (unsigned long type) { return getauxval (type); }
+int rseqpy_current_cpu (int field) { return rseq_percpu_current_cpu (field); }
+
+/* The patched glibc exports the RSEQ_1.0 functions.  */
+int
+rseqpy_patched_glibc (void)
+{
+  return dlsym (RTLD_DEFAULT, "rseq_percpu_addv") != NULL;
+}
+
+int
+rseqpy_nr_slots (void)
+{
+  long n = sysconf (_SC_NPROCESSORS_CONF);
+  return n > 0 ? (int) n : 1;
+}
+
+enum { KIND_RSEQ, KIND_ATOMIC, KIND_MUTEX };
+
+struct slot { intptr_t value; } __attribute__ ((aligned (64)));
+
+typedef struct rseqpy_counter
+{
+  int kind, field, nr_slots;
+  unsigned long aborts;
+  pthread_mutex_t lock;
+  struct slot *slots;
+} rseqpy_counter;
+
+rseqpy_counter *
+rseqpy_counter_new (int kind, int field)
+{
+  rseqpy_counter *c = calloc (1, sizeof *c);
+  if (c == NULL)
+    return NULL;
+  c->kind = kind;
+  c->field = field;
+  c->nr_slots = rseqpy_nr_slots ();
+  c->slots = aligned_alloc (64, c->nr_slots * sizeof *c->slots);
+  if (c->slots == NULL)
+    {
+      free (c);
+      return NULL;
+    }
+  memset (c->slots, 0, c->nr_slots * sizeof *c->slots);
+  pthread_mutex_init (&c->lock, NULL);
+  return c;
+}
+
+void
+rseqpy_counter_free (rseqpy_counter *c)
+{
+  if (c != NULL)
+    free (c->slots);
+  free (c);
+}
+
+/* N adds of COUNT.  Returns 0, or -1 with errno ENOSYS when per-CPU
+   operations cannot run on this thread (rseq not registered, or no
+   mm_cid for an mm_cid counter).  */
+int
+rseqpy_counter_add_many (rseqpy_counter *c, long n, long count)
+{
+  unsigned long aborts = 0;
+  for (long i = 0; i < n; i++)
+    switch (c->kind)
+      {
+      case KIND_ATOMIC:
+	__atomic_fetch_add (&c->slots[0].value, count, __ATOMIC_RELAXED);
+	break;
+      case KIND_MUTEX:
+	pthread_mutex_lock (&c->lock);
+	c->slots[0].value += count;
+	pthread_mutex_unlock (&c->lock);
+	break;
+      default:
+	for (;;)
+	  {
+	    int cpu = rseq_percpu_current_cpu (c->field);
+	    if (cpu < 0 || cpu >= c->nr_slots)
+	      {
+		__atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);
+		errno = ENOSYS;
+		return -1;
+	      }
+	    if (rseq_percpu_addv (c->field, &c->slots[cpu].value, count,
+				  cpu) == 0)
+	      break;
+	    aborts++;
+	  }
+      }
+  __atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);
+  return 0;
+}
+
+long
+rseqpy_counter_value (rseqpy_counter *c, int slot)
+{
+  return __atomic_load_n (&c->slots[slot].value, __ATOMIC_RELAXED);
+}
+
+unsigned long
+rseqpy_counter_aborts (rseqpy_counter *c)
+{
+  return __atomic_load_n (&c->aborts, __ATOMIC_RELAXED);
+}
+"""
+
+
+def main():
+    include, outdir = sys.argv[1], sys.argv[2]
+    ffi = cffi.FFI()
+    ffi.cdef(CDEF)
+    ffi.set_source("_rseq_percpu_c", SOURCE,
+                   extra_compile_args=["-O2", "-isystem", include],
+                   libraries=["dl", "pthread"])
+    os.makedirs(outdir, exist_ok=True)
+    ffi.compile(tmpdir=outdir, verbose=False)
+
+
+if __name__ == "__main__":
+    main()
