@@ -107,40 +107,45 @@ rseqpy_counter_free (rseqpy_counter *c)
   free (c);
 }
 
-/* N adds of COUNT.  Returns 0, or -1 with errno ENOSYS when per-CPU
-   operations cannot run on this thread (rseq not registered, or no
-   mm_cid for an mm_cid counter).  */
+/* N adds of COUNT by rseq.  Returns 0, or -1 with errno ENOSYS when
+   per-CPU operations cannot run on this thread (rseq not registered,
+   or no mm_cid for an mm_cid counter).  The field is a constant in
+   each loop so that the sequence is fully inlined.  */
+#define RSEQ_ADD_LOOP(FIELD)						\
+  for (long i = 0; i < n; i++)						\
+    for (;;)								\
+      {									\
+	int cpu = rseq_percpu_current_cpu (FIELD);			\
+	if (cpu < 0 || cpu >= c->nr_slots)				\
+	  {								\
+	    __atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);	\
+	    errno = ENOSYS;						\
+	    return -1;							\
+	  }								\
+	if (rseq_percpu_addv (FIELD, &c->slots[cpu].value, count,	\
+			      cpu) == 0)				\
+	  break;							\
+	aborts++;							\
+      }
+
 int
 rseqpy_counter_add_many (rseqpy_counter *c, long n, long count)
 {
   unsigned long aborts = 0;
-  for (long i = 0; i < n; i++)
-    switch (c->kind)
+  if (c->kind == KIND_ATOMIC)
+    for (long i = 0; i < n; i++)
+      __atomic_fetch_add (&c->slots[0].value, count, __ATOMIC_RELAXED);
+  else if (c->kind == KIND_MUTEX)
+    for (long i = 0; i < n; i++)
       {
-      case KIND_ATOMIC:
-	__atomic_fetch_add (&c->slots[0].value, count, __ATOMIC_RELAXED);
-	break;
-      case KIND_MUTEX:
 	pthread_mutex_lock (&c->lock);
 	c->slots[0].value += count;
 	pthread_mutex_unlock (&c->lock);
-	break;
-      default:
-	for (;;)
-	  {
-	    int cpu = rseq_percpu_current_cpu (c->field);
-	    if (cpu < 0 || cpu >= c->nr_slots)
-	      {
-		__atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);
-		errno = ENOSYS;
-		return -1;
-	      }
-	    if (rseq_percpu_addv (c->field, &c->slots[cpu].value, count,
-				  cpu) == 0)
-	      break;
-	    aborts++;
-	  }
       }
+  else if (c->field == RSEQ_PERCPU_CPU_ID)
+    RSEQ_ADD_LOOP (RSEQ_PERCPU_CPU_ID)
+  else
+    RSEQ_ADD_LOOP (RSEQ_PERCPU_MM_CID)
   __atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);
   return 0;
 }
