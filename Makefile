@@ -1,8 +1,10 @@
 # rseq toolchain: patched glibc 2.36, its compiler driver and launcher,
 # tests and benchmarks.  See README.md.
 #
-#   make                  install missing packages, build glibc, the toolchain and run the demo
-#   make check            run every test; ends with "N passed, N failed, N skipped"
+#   make                  install missing packages, build glibc, the toolchain and the
+#                         cpu_opv test kernel, and run the demo
+#   make check            run every test (host and QEMU VM); ends with
+#                         "N passed, N failed, N skipped"
 #   make bench            run the benchmarks
 #   make install PREFIX=DIR
 #
@@ -13,9 +15,9 @@ OUT   := $(CURDIR)/out
 BIN   := $(OUT)/bin
 export OUT
 
-.PHONY: all deps glibc toolchain demo check bench install clean
+.PHONY: all deps glibc kernel toolchain demo check bench install clean
 
-all: demo
+all: demo kernel
 
 deps:
 	@build-scripts/deps.sh
@@ -23,6 +25,10 @@ deps:
 glibc: deps
 	@build-scripts/build-glibc.sh x86_64
 	@build-scripts/build-glibc.sh i386
+
+# The cpu_opv test kernel (kernel-patches/) for the VM tests.
+kernel: deps
+	@build-scripts/build-kernel.sh
 
 toolchain: glibc
 	@mkdir -p $(BIN)
@@ -33,10 +39,10 @@ toolchain: glibc
 demo: toolchain
 	@build-scripts/demo.sh
 
-check: toolchain
+check: toolchain kernel
 	@build-scripts/check.sh
 
-bench: toolchain
+bench: toolchain kernel
 	@bench/run.sh
 
 install: toolchain

@@ -9,7 +9,8 @@ case "$abi" in
   x86_64) build=$OUT/glibc-build; sysroot=$OUT/sysroot
           cfg=(CC="gcc" CXX="g++" --host=x86_64-linux-gnu) ;;
   i386)   build=$OUT/glibc-build-i386; sysroot=$OUT/sysroot-i386
-          cfg=(CC="gcc -m32" CXX="g++ -m32" --host=i686-linux-gnu --build=x86_64-linux-gnu) ;;
+          cfg=(CC="gcc -m32" CXX="g++ -m32" --host=i686-linux-gnu --build=x86_64-linux-gnu
+               --with-headers="$OUT/kernel-headers") ;;
   *) die "unknown ABI '$abi' (x86_64 or i386)" ;;
 esac
 
@@ -21,6 +22,15 @@ if [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
 fi
 
 "$TOP/build-scripts/prepare-glibc.sh"
+
+# Kernel UAPI headers usable with -m32 (x86's asm/ serves both ABIs) without
+# gcc-multilib's /usr/include/asm, which conflicts with the cross compilers.
+if [ "$abi" = i386 ]; then
+  rm -rf "$OUT/kernel-headers"
+  mkdir -p "$OUT/kernel-headers"
+  cp -r /usr/include/linux /usr/include/asm-generic /usr/include/x86_64-linux-gnu/asm \
+    "$OUT/kernel-headers/"
+fi
 
 mkdir -p "$build"
 if [ ! -f "$build/config.status" ]; then

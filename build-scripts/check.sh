@@ -18,7 +18,7 @@ fi
 
 # runtest's own exit status is not trusted alone: the summary is parsed.
 (cd "$results" && runtest --tool rseq --srcdir "$TOP/tests" \
-   RSEQ_BIN="$OUT/bin" RSEQ_OBJ="$results/bin" RSEQ_TOP="$TOP" \
+   RSEQ_BIN="$OUT/bin" RSEQ_OBJ="$results/bin" RSEQ_TOP="$TOP" RSEQ_OUT="$OUT" \
    RSEQ_ABIS="$abis" RSEQ_GLIBC_BUILDS="$builds" "$@") || true
 
 sum=$results/rseq.sum

@@ -32,3 +32,21 @@ glibc_inputs() {
     echo build-scripts/prepare-glibc.sh
   })
 }
+
+LINUX_VERSION=6.1
+LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-$LINUX_VERSION.tar.xz}
+
+# Patches listed in a series file (comments and blank lines skipped).
+series_patches() {
+  grep -v '^[[:space:]]*\(#\|$\)' "$1" | while read -r p _; do echo "$p"; done
+}
+
+# The files that define the patched, configured test kernel.
+kernel_inputs() {
+  (cd "$TOP" && {
+    echo kernel-patches/series
+    series_patches kernel-patches/series | sed 's,^,kernel-patches/,'
+    echo kernel-patches/vm.config
+    echo build-scripts/build-kernel.sh
+  })
+}

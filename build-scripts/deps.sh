@@ -17,12 +17,27 @@ REQUIRED=(
   "glibc-source:$GLIBC_TARBALL"
   "dejagnu:/usr/bin/runtest"
   "expect:/usr/bin/expect"
-  "gcc-multilib:/usr/lib/gcc/x86_64-linux-gnu/12/32/crtbegin.o"
+  # Not gcc-multilib: it conflicts with the cross compilers below (both
+  # want /usr/include/asm); build-glibc.sh supplies the kernel headers.
+  "gcc-12-multilib:/usr/lib/gcc/x86_64-linux-gnu/12/32/crtbegin.o"
   "python3-cffi:/usr/lib/python3/dist-packages/cffi/__init__.py"
   "python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py"
   "python3-dev:/usr/include/python3.11/Python.h"
   "python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
   "linux-libc-dev:/usr/include/linux/rseq.h"
+  # The cpu_opv test kernel (kernel-patches/) and its VM.
+  "linux-source-6.1:/usr/src/linux-source-6.1.tar.xz"
+  "bc:/usr/bin/bc"
+  "flex:/usr/bin/flex"
+  "libelf-dev:/usr/include/libelf.h"
+  "libssl-dev:/usr/include/openssl/ssl.h"
+  "cpio:/usr/bin/cpio"
+  "busybox-static:/bin/busybox"
+  "qemu-system-x86:/usr/bin/qemu-system-x86_64"
+  # Compile checks of the arm64, arm and powerpc wiring.
+  "gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc"
+  "gcc-arm-linux-gnueabihf:/usr/bin/arm-linux-gnueabihf-gcc"
+  "gcc-powerpc64le-linux-gnu:/usr/bin/powerpc64le-linux-gnu-gcc"
 )
 
 missing=()

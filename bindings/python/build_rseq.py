@@ -3,10 +3,13 @@ mode): python3 build_rseq.py SYSROOT_INCLUDE OUTDIR
 
 The module is compiled with the system compiler against the patched
 glibc's headers and linked against whatever libc.so.6 the process has.
-With optimization every per-CPU operation is inlined, so the module
-needs no symbol beyond glibc 2.35's __rseq_offset/__rseq_size: it
-imports under the patched glibc (out/bin/rseq-python) and under a stock
-glibc >= 2.35 alike, and never loads a second libc."""
+The counters use the single-attempt critical sections of
+<sys/rseq-percpu.h> (__rseq_percpu_try_*, always inline) and look up
+the patched glibc's functions (cpu_opv, the fallback statistics) with
+dlsym, so the module needs no symbol beyond glibc 2.35's
+__rseq_offset/__rseq_size: it imports under the patched glibc
+(out/bin/rseq-python) and under a stock glibc >= 2.35 alike, and never
+loads a second libc."""
 
 import os
 import sys
@@ -31,6 +34,12 @@ void rseqpy_counter_free(rseqpy_counter *c);
 int rseqpy_counter_add_many(rseqpy_counter *c, long n, long count);
 long rseqpy_counter_value(rseqpy_counter *c, int slot);
 unsigned long rseqpy_counter_aborts(rseqpy_counter *c);
+
+int rseqpy_cpu_opv(int count, const int32_t *types, const uint32_t *lens,
+                   const uint64_t *a, const uint64_t *b, int cpu);
+int rseqpy_cpu_opv_present(void);
+int rseqpy_set_fallback(int mode);
+long rseqpy_thread_stat(int which);
 """
 
 SOURCE = r"""
@@ -41,8 +50,16 @@ SOURCE = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/cpu_opv.h>
 #include <sys/rseq-percpu.h>
 #include <unistd.h>
+
+/* A function of the patched glibc, or NULL under a stock one.  */
+static void *
+patched_glibc_function (const char *name)
+{
+  return dlsym (RTLD_DEFAULT, name);
+}
 
 int rseqpy_cpu (void) { return rseq_area_cpu (); }
 int rseqpy_node (void) { return rseq_area_node (); }
@@ -57,7 +74,7 @@ int rseqpy_current_cpu (int field) { return rseq_percpu_current_cpu (field); }
 int
 rseqpy_patched_glibc (void)
 {
-  return dlsym (RTLD_DEFAULT, "rseq_percpu_addv") != NULL;
+  return patched_glibc_function ("rseq_percpu_addv") != NULL;
 }
 
 int
@@ -122,8 +139,8 @@ rseqpy_counter_free (rseqpy_counter *c)
 	    errno = ENOSYS;						\
 	    return -1;							\
 	  }								\
-	if (rseq_percpu_addv (FIELD, &c->slots[cpu].value, count,	\
-			      cpu) == 0)				\
+	if (__rseq_percpu_try_addv (FIELD, &c->slots[cpu].value,	\
+				    count, cpu) == 0)			\
 	  break;							\
 	aborts++;							\
       }
@@ -160,6 +177,73 @@ unsigned long
 rseqpy_counter_aborts (rseqpy_counter *c)
 {
   return __atomic_load_n (&c->aborts, __ATOMIC_RELAXED);
+}
+
+/* Run a vector described by parallel arrays (TYPES, LENS, and the two
+   address-or-value words A and B of each operation) through the
+   patched glibc's cpu_opv.  -1 with errno ENOSYS without it.  */
+int
+rseqpy_cpu_opv (int count, const int32_t *types, const uint32_t *lens,
+		const uint64_t *a, const uint64_t *b, int cpu)
+{
+  int (*run) (struct cpu_op *, int, int, int)
+    = patched_glibc_function ("cpu_opv");
+  struct cpu_op ops[CPU_OP_VEC_LEN_MAX];
+  if (run == NULL)
+    {
+      errno = ENOSYS;
+      return -1;
+    }
+  if (count < 0 || count > CPU_OP_VEC_LEN_MAX)
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  memset (ops, 0, sizeof ops);
+  for (int i = 0; i < count; i++)
+    {
+      ops[i].op = types[i];
+      ops[i].len = lens[i];
+      /* Every operation keeps its two words at the same offsets.  */
+      ops[i].u.compare_op.a = a[i];
+      ops[i].u.compare_op.b = b[i];
+    }
+  int ret;
+  do
+    ret = run (ops, count, cpu, 0);
+  while (ret < 0 && errno == EAGAIN);
+  return ret;
+}
+
+int
+rseqpy_cpu_opv_present (void)
+{
+  int (*run) (struct cpu_op *, int, int, int)
+    = patched_glibc_function ("cpu_opv");
+  return run != NULL && run (NULL, 0, 0, 0) < 0 && errno == EINVAL;
+}
+
+int
+rseqpy_set_fallback (int mode)
+{
+  int (*set) (int) = patched_glibc_function ("rseq_percpu_set_fallback");
+  if (set == NULL)
+    {
+      errno = ENOSYS;
+      return -1;
+    }
+  return set (mode);
+}
+
+/* This thread's aborts (0) or cpu_opv fallbacks (1) in the patched
+   glibc's per-CPU operations; -1 without it.  */
+long
+rseqpy_thread_stat (int which)
+{
+  unsigned long (*get) (void)
+    = patched_glibc_function (which == 0 ? "rseq_percpu_aborts"
+			      : "rseq_percpu_fallbacks");
+  return get == NULL ? -1 : (long) get ();
 }
 """
 

@@ -17,6 +17,17 @@ KERNEL_HAS_MM_CID = os.path.exists("/proc/self/auxv") and \
     rseq.info()["kernel_feature_size"] >= 28
 
 
+def _kernel_has_cpu_opv():
+    try:
+        with open("/proc/sys/kernel/cpu_opv_syscall") as f:
+            return f.read().strip() == "500"
+    except OSError:
+        return False
+
+
+KERNEL_HAS_CPU_OPV = _kernel_has_cpu_opv()
+
+
 def test_info_under_patched_glibc():
     i = rseq.info()
     assert i["patched_glibc"] is True
@@ -24,7 +35,7 @@ def test_info_under_patched_glibc():
     assert i["feature_size"] in (20, 28) or i["feature_size"] >= 28
     if KERNEL_HAS_MM_CID:
         assert i["feature_size"] >= 28 and i["mm_cid"] and i["node_id"]
-    assert i["cpu_opv"] is False
+    assert i["cpu_opv"] is KERNEL_HAS_CPU_OPV
     assert i["kernel"] == os.uname().release
     assert i["nr_slots"] >= os.cpu_count()
 
@@ -137,3 +148,111 @@ def test_tunable_off_raises_for_per_cpu_counters():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert f"unavailable {errno.ENOSYS}" in r.stdout
+
+
+# cpu_opv vectors.  Validation happens in Python, before any system
+# call, so these run everywhere; running a vector needs the patched
+# kernel (the VM) and is checked against RseqUnavailable elsewhere.
+
+def test_opv_rejects_bad_vectors():
+    buf = bytearray(64)
+    v = rseq.OpVector()
+    with pytest.raises(TypeError):
+        v.add(b"read-only bytes", 1, size=1)          # destination read-only
+    with pytest.raises(TypeError):
+        v.memcpy(memoryview(bytes(8)), buf, 8)         # read-only memoryview
+    with pytest.raises(TypeError):
+        v.compare_eq(12345, buf, 8)                    # not a buffer
+    with pytest.raises(ValueError):
+        v.add(buf, 1, size=3)                          # bad size
+    with pytest.raises(ValueError):
+        v.add(buf, 1, size=8, offset=60)               # past the end
+    with pytest.raises(ValueError):
+        v.add(buf, 1, size=4, offset=-4)
+    with pytest.raises(ValueError):
+        v.lshift(buf, 8, size=1)                       # shift out of range
+    with pytest.raises(ValueError):
+        v.rshift(buf, -1, size=1)
+    with pytest.raises(ValueError):
+        v.memcpy(buf, buf, 8, dst_offset=4)            # overlap
+    big = bytearray(8192)
+    with pytest.raises(ValueError):
+        v.memcpy(big, bytearray(8192), 4097)           # beyond one page
+    with pytest.raises(ValueError):
+        v.compare_eq(buf, bytearray(8), 16)            # b too short
+    assert len(v) == 0                                 # nothing was added
+    with pytest.raises(ValueError):
+        v.run(0)                                       # empty vector
+
+
+def test_opv_alignment_checked_before_the_kernel():
+    import array
+    words = array.array("Q", [0, 0])
+    v = rseq.OpVector()
+    with pytest.raises(ValueError, match="aligned"):
+        v.add(words, 1, size=8, offset=4)
+    v.add(words, 1, size=8, offset=8)
+    assert len(v) == 1
+
+
+def test_opv_at_most_16_operations():
+    buf = bytearray(8 * 17)
+    v = rseq.OpVector()
+    for i in range(16):
+        v.add(buf, 1, size=8, offset=8 * i)
+    with pytest.raises(ValueError, match="16"):
+        v.add(buf, 1, size=8, offset=128)
+
+
+def test_opv_bad_cpu_and_types():
+    v = rseq.OpVector().add(bytearray(8), 1)
+    with pytest.raises(ValueError):
+        v.run(-1)
+    with pytest.raises(TypeError):
+        v.run("0")
+
+
+def test_opv_buffer_locked_while_referenced():
+    buf = bytearray(16)
+    v = rseq.OpVector().add(buf, 1)
+    with pytest.raises(BufferError):
+        buf.extend(b"x" * 4096)                        # would move the memory
+    del v
+
+
+@pytest.mark.skipif(KERNEL_HAS_CPU_OPV, reason="kernel has cpu_opv")
+def test_opv_unavailable_without_the_kernel():
+    assert rseq.cpu_opv_available() is False
+    v = rseq.OpVector().add(bytearray(8), 1)
+    with pytest.raises(rseq.RseqUnavailable):
+        v.run(rseq.current_cpu())
+
+
+@pytest.mark.skipif(not KERNEL_HAS_CPU_OPV, reason="kernel has no cpu_opv")
+def test_opv_runs_on_the_patched_kernel():
+    import array
+    cpu = rseq.current_cpu()
+    words = array.array("Q", [5, 0, 0xF0])
+    expect = array.array("Q", [5])
+    v = (rseq.OpVector()
+         .compare_eq(words, expect, 8)
+         .add(words, 10, size=8, offset=8)
+         .bit_xor(words, 0xFF, size=8, offset=16))
+    assert v.run(cpu) == 0
+    assert list(words) == [5, 10, 0x0F]
+    expect[0] = 6
+    assert v.run(cpu) == 1                 # the compare stopped it
+    assert list(words) == [5, 10, 0x0F]
+    with pytest.raises(OSError) as e:
+        rseq.OpVector().add(words, 1).run(10000)
+    assert e.value.errno == errno.EINVAL
+
+
+def test_fallback_controls():
+    old = rseq.set_fallback(rseq.FALLBACK_NEVER)
+    assert old == rseq.FALLBACK_AUTO
+    assert rseq.set_fallback(rseq.FALLBACK_AUTO) == rseq.FALLBACK_NEVER
+    with pytest.raises(ValueError):
+        rseq.set_fallback(7)
+    assert rseq.thread_aborts() >= 0
+    assert rseq.thread_fallbacks() == 0 or KERNEL_HAS_CPU_OPV

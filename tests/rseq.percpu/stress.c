@@ -8,11 +8,18 @@
      - workers yield and move themselves between CPUs.
    Afterwards every total must be exact: no count lost or doubled, no
    node, pointer or record lost, duplicated or torn; and aborts must
-   have happened.  --long runs ten times as many rounds.  */
+   have happened.  --long runs ten times as many rounds, --reps N runs N.
+
+   --fallback-half puts every other worker in RSEQ_PERCPU_FALLBACK_ALWAYS
+   mode, so the cpu_opv fallback and the rseq sequences work on the same
+   structures at once.  Built with RSEQ_PERCPU_NO_INLINE, every operation
+   of those workers goes through cpu_opv; the mode needs a kernel with
+   cpu_opv (77 otherwise).  */
 #include "rseq-test.h"
 #include "percpu.h"
 #include <pthread.h>
 #include <signal.h>
+#include <sys/cpu_opv.h>
 #include <sys/sysinfo.h>
 
 #define ITEMS 512
@@ -27,6 +34,8 @@ struct record
 static long reps = 2000000;
 static int nthreads;
 static int have_mm_cid;
+static int fallback_half;
+static unsigned long total_fallbacks;
 
 static struct percpu_counter count_cpu, count_mm, count_sig;
 static struct percpu_lock lock;
@@ -129,6 +138,10 @@ static void *
 worker (void *arg)
 {
   unsigned int seed = (unsigned int) (uintptr_t) arg * 7919u + 1;
+  int forced = fallback_half && (uintptr_t) arg % 2 == 1;
+  if (forced
+      && rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_ALWAYS) < 0)
+    FAIL ("rseq_percpu_set_fallback: %s", strerror (errno));
   for (long i = 0; i < reps; i++)
     {
       one_round ();
@@ -137,7 +150,16 @@ worker (void *arg)
       if (i % 512 == 0)
 	move_somewhere (&seed);
     }
-  __atomic_fetch_add (&total_aborts, percpu_aborts, __ATOMIC_RELAXED);
+#ifdef RSEQ_PERCPU_NO_INLINE
+  /* Every operation of a forced worker went through cpu_opv.  */
+  if (forced && rseq_percpu_fallbacks () < (unsigned long) reps)
+    FAIL ("forced worker: only %lu operations through cpu_opv",
+	  rseq_percpu_fallbacks ());
+#endif
+  __atomic_fetch_add (&total_aborts, percpu_aborts + rseq_percpu_aborts (),
+		      __ATOMIC_RELAXED);
+  __atomic_fetch_add (&total_fallbacks, rseq_percpu_fallbacks (),
+		      __ATOMIC_RELAXED);
   __atomic_fetch_add (&workers_done, 1, __ATOMIC_RELEASE);
   return NULL;
 }
@@ -234,8 +256,17 @@ int
 main (int argc, char **argv)
 {
   require_kernel_rseq ();
-  if (argc > 1 && strcmp (argv[1], "--long") == 0)
-    reps *= 10;
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--long") == 0)
+      reps *= 10;
+    else if (strcmp (argv[i], "--reps") == 0 && i + 1 < argc)
+      reps = atol (argv[++i]);
+    else if (strcmp (argv[i], "--fallback-half") == 0)
+      fallback_half = 1;
+    else
+      FAIL ("usage: stress [--long] [--reps N] [--fallback-half]");
+  if (fallback_half && !(cpu_opv (NULL, 0, 0, 0) < 0 && errno == EINVAL))
+    UNSUPPORTED ("--fallback-half: the kernel has no cpu_opv");
   CHECK (sched_getaffinity (0, sizeof allowed, &allowed) == 0);
   nthreads = 6 * get_nprocs ();
   have_mm_cid = rseq_percpu_current_cpu (RSEQ_PERCPU_MM_CID) >= 0;
@@ -282,11 +313,14 @@ main (int argc, char **argv)
   check_items ();
   if (signals_handled == 0)
     FAIL ("no signal was handled");
-  if (total_aborts == 0)
+  if (total_aborts == 0 && !fallback_half)
     FAIL ("no sequence aborted under %lu signals", signals_handled);
+  if (fallback_half && total_fallbacks == 0)
+    FAIL ("no operation went through cpu_opv");
 
   printf ("%d threads x %ld rounds: exact totals; %lu signals handled, "
-	  "%lu aborts%s\n", nthreads, reps, signals_handled, total_aborts,
+	  "%lu aborts, %lu operations through cpu_opv%s\n", nthreads, reps,
+	  signals_handled, total_aborts, total_fallbacks,
 	  have_mm_cid ? "" : " (no mm_cid on this kernel)");
   return 0;
 }

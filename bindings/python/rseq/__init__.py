@@ -16,7 +16,9 @@ from _rseq_percpu_c import ffi, lib
 __all__ = [
     "RseqUnavailable", "current_cpu", "current_node", "current_mm_cid",
     "info", "PerCpuCounter", "AtomicCounter", "LockedCounter", "CPU_ID",
-    "MM_CID",
+    "MM_CID", "OpVector", "cpu_opv_available", "set_fallback",
+    "thread_aborts", "thread_fallbacks", "FALLBACK_AUTO", "FALLBACK_NEVER",
+    "FALLBACK_ALWAYS",
 ]
 
 LAUNCHER = "out/bin/rseq-python"
@@ -75,8 +77,7 @@ def info():
         "node_id": size >= 24,
         "mm_cid": size >= 28,
         "patched_glibc": bool(lib.rseqpy_patched_glibc()),
-        # cpu_opv needs the project's patched kernel, not built yet.
-        "cpu_opv": False,
+        "cpu_opv": cpu_opv_available(),
         "kernel": os.uname().release,
         "nr_slots": lib.rseqpy_nr_slots(),
     }
@@ -158,3 +159,38 @@ def run_threads(count, target, *args):
         t.start()
     for t in threads:
         t.join()
+
+
+# cpu_opv and the per-CPU operations' fallback (patched glibc and kernel).
+from .opv import OpVector, available as cpu_opv_available  # noqa: E402
+
+FALLBACK_AUTO, FALLBACK_NEVER, FALLBACK_ALWAYS = 0, 1, 2
+
+
+def set_fallback(mode):
+    """Set the calling thread's cpu_opv fallback mode for the patched
+    glibc's per-CPU operations; returns the previous mode."""
+    if mode not in (FALLBACK_AUTO, FALLBACK_NEVER, FALLBACK_ALWAYS):
+        raise ValueError(f"unknown fallback mode {mode!r}")
+    old = lib.rseqpy_set_fallback(mode)
+    if old < 0:
+        raise RseqUnavailable("the cpu_opv fallback")
+    return old
+
+
+def _thread_stat(which, what):
+    value = lib.rseqpy_thread_stat(which)
+    if value < 0:
+        raise RseqUnavailable(what)
+    return value
+
+
+def thread_aborts():
+    """Aborted rseq attempts of this thread in the patched glibc's
+    per-CPU operations (the counters here count their own: .aborts)."""
+    return _thread_stat(0, "per-thread abort statistics")
+
+
+def thread_fallbacks():
+    """Operations this thread completed through the cpu_opv fallback."""
+    return _thread_stat(1, "per-thread fallback statistics")

@@ -16,97 +16,199 @@
    License along with the GNU C Library; if not, see
    <https://www.gnu.org/licenses/>.  */
 
-/* The same critical sections as the inline versions of
-   <sys/rseq-percpu.h>, for callers that do not inline (compiling
-   without optimization, foreign function interfaces).  */
+/* The per-CPU operations for callers that do not inline them, and the
+   retries and cpu_opv fallback for those that do: an inline operation
+   that aborts calls the function of the same name here.  */
 
 #define __RSEQ_PERCPU_NO_INLINE 1
+#include <cpu_opv-internal.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/rseq-percpu.h>
+
+/* Per-thread fallback mode, and counts of aborted attempts and of
+   operations done by cpu_opv.  */
+static __thread int fallback_mode;
+static __thread unsigned long int abort_count;
+static __thread unsigned long int fallback_count;
+
+int
+rseq_percpu_set_fallback (int mode)
+{
+  if (mode != RSEQ_PERCPU_FALLBACK_AUTO
+      && mode != RSEQ_PERCPU_FALLBACK_NEVER
+      && mode != RSEQ_PERCPU_FALLBACK_ALWAYS)
+    {
+      __set_errno (EINVAL);
+      return -1;
+    }
+  int old = fallback_mode;
+  fallback_mode = mode;
+  return old;
+}
+
+unsigned long int
+rseq_percpu_fallbacks (void)
+{
+  return fallback_count;
+}
+
+unsigned long int
+rseq_percpu_aborts (void)
+{
+  return abort_count;
+}
+
+void
+__rseq_percpu_count_abort (void)
+{
+  ++abort_count;
+}
 
 #ifdef __RSEQ_PERCPU_ARCH
 
-int
-rseq_percpu_current_cpu (int __field)
+static bool
+may_fall_back (int field)
 {
-  int cpu = __rseq_percpu_current_cpu (__field);
+  return field == RSEQ_PERCPU_CPU_ID
+	 && fallback_mode != RSEQ_PERCPU_FALLBACK_NEVER;
+}
+
+/* The result of a cpu_opv fallback in the operations' terms: 0 done,
+   1 a compare failed, -1 not done (errno from cpu_opv).  */
+static int
+fallback_result (int ret)
+{
+  if (ret < 0)
+    return -1;
+  ++fallback_count;
+  return ret > 0;
+}
+
+/* Make up to RSEQ_PERCPU_RETRIES attempts of the critical section
+   ATTEMPT, then run FALLBACK, an equivalent cpu_opv vector, unless the
+   thread's mode or FIELD rule the fallback out.  */
+#define RSEQ_PERCPU_OP(attempt, fallback)				\
+  do									\
+    {									\
+      bool fall_back = may_fall_back (field);				\
+      if (!fall_back || fallback_mode != RSEQ_PERCPU_FALLBACK_ALWAYS)	\
+	for (int tries = 0; tries < RSEQ_PERCPU_RETRIES; tries++)	\
+	  {								\
+	    int ret = (attempt);					\
+	    if (ret >= 0)						\
+	      return ret;						\
+	    ++abort_count;						\
+	    if (!fall_back)						\
+	      return ret;						\
+	  }								\
+      return fallback_result (fallback);				\
+    }									\
+  while (0)
+
+int
+rseq_percpu_current_cpu (int field)
+{
+  int cpu = __rseq_percpu_current_cpu (field);
   if (cpu < 0)
-    __set_errno (__field == RSEQ_PERCPU_CPU_ID || __field == RSEQ_PERCPU_MM_CID
+    __set_errno (field == RSEQ_PERCPU_CPU_ID || field == RSEQ_PERCPU_MM_CID
 		 ? ENOSYS : EINVAL);
   return cpu;
 }
 
 int
-rseq_percpu_cmpeqv_storev (int __field, intptr_t *__v, intptr_t __expect,
-			   intptr_t __newv, int __cpu)
+rseq_percpu_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
+			   intptr_t newv, int cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_storev, __v, __expect, __newv, __cpu);
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_storev (field, v, expect, newv,
+						   cpu),
+		  cpu_opv_cmpstore (v, expect, newv, cpu));
 }
 
 int
-rseq_percpu_addv (int __field, intptr_t *__v, intptr_t __count, int __cpu)
+rseq_percpu_addv (int field, intptr_t *v, intptr_t count, int cpu)
 {
-  __RSEQ_PERCPU_CALL (addv, __v, __count, __cpu);
+  RSEQ_PERCPU_OP (__rseq_percpu_try_addv (field, v, count, cpu),
+		  cpu_opv_add (v, count, sizeof *v, cpu));
 }
 
 int
-rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
-				   intptr_t __expectnot, long int __voffp,
-				   intptr_t *__load, int __cpu)
+rseq_percpu_cmpnev_storeoffp_load (int field, intptr_t *v,
+				   intptr_t expectnot, long int voffp,
+				   intptr_t *load, int cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpnev_storeoffp_load, __v, __expectnot, __voffp,
-		      __load, __cpu);
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpnev_storeoffp_load (field, v,
+							   expectnot, voffp,
+							   load, cpu),
+		  __cpu_opv_cmpnev_storeoffp_load (v, expectnot, voffp, load,
+						   cpu));
 }
 
 int
-rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
-				  intptr_t __expect, intptr_t *__v2,
-				  intptr_t __expect2, intptr_t __newv,
-				  int __cpu)
+rseq_percpu_cmpeqv_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
+				  intptr_t *v2, intptr_t expect2,
+				  intptr_t newv, int cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_cmpeqv_storev, __v, __expect, __v2, __expect2,
-		      __newv, __cpu);
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_cmpeqv_storev (field, v, expect,
+							  v2, expect2, newv,
+							  cpu),
+		  cpu_opv_2cmp1store (v, expect, v2, expect2, newv, cpu));
+}
+
+/* cpu_opv orders every store after the operations before it, so the
+   fallback of the _release variants is the same vector.  */
+
+int
+rseq_percpu_cmpeqv_trystorev_storev (int field, intptr_t *v,
+				     intptr_t expect, intptr_t *v2,
+				     intptr_t newv2, intptr_t newv, int cpu)
+{
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trystorev_storev (field, v,
+							     expect, v2,
+							     newv2, newv,
+							     cpu, 0),
+		  cpu_opv_1cmp2store (v, expect, v2, newv2, newv, cpu));
 }
 
 int
-rseq_percpu_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
-				     intptr_t __expect, intptr_t *__v2,
-				     intptr_t __newv2, intptr_t __newv,
-				     int __cpu)
+rseq_percpu_cmpeqv_trystorev_storev_release (int field, intptr_t *v,
+					     intptr_t expect, intptr_t *v2,
+					     intptr_t newv2, intptr_t newv,
+					     int cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trystorev_storev, __v, __expect, __v2, __newv2,
-		      __newv, __cpu, 0);
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trystorev_storev (field, v,
+							     expect, v2,
+							     newv2, newv,
+							     cpu, 1),
+		  cpu_opv_1cmp2store (v, expect, v2, newv2, newv, cpu));
 }
 
 int
-rseq_percpu_cmpeqv_trystorev_storev_release (int __field, intptr_t *__v,
-					     intptr_t __expect,
-					     intptr_t *__v2,
-					     intptr_t __newv2,
-					     intptr_t __newv, int __cpu)
+rseq_percpu_cmpeqv_trymemcpy_storev (int field, intptr_t *v,
+				     intptr_t expect, void *dst,
+				     const void *src, size_t len,
+				     intptr_t newv, int cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trystorev_storev, __v, __expect, __v2, __newv2,
-		      __newv, __cpu, 1);
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trymemcpy_storev (field, v,
+							     expect, dst,
+							     src, len, newv,
+							     cpu, 0),
+		  cpu_opv_cmpstorememcpy (v, expect, dst, src, len, newv,
+					  cpu));
 }
 
 int
-rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
-				     intptr_t __expect, void *__dst,
-				     const void *__src, size_t __len,
-				     intptr_t __newv, int __cpu)
+rseq_percpu_cmpeqv_trymemcpy_storev_release (int field, intptr_t *v,
+					     intptr_t expect, void *dst,
+					     const void *src, size_t len,
+					     intptr_t newv, int cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trymemcpy_storev, __v, __expect, __dst, __src,
-		      __len, __newv, __cpu, 0);
-}
-
-int
-rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field, intptr_t *__v,
-					     intptr_t __expect, void *__dst,
-					     const void *__src, size_t __len,
-					     intptr_t __newv, int __cpu)
-{
-  __RSEQ_PERCPU_CALL (cmpeqv_trymemcpy_storev, __v, __expect, __dst, __src,
-		      __len, __newv, __cpu, 1);
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trymemcpy_storev (field, v,
+							     expect, dst,
+							     src, len, newv,
+							     cpu, 1),
+		  cpu_opv_cmpstorememcpy (v, expect, dst, src, len, newv,
+					  cpu));
 }
 
 #else /* !__RSEQ_PERCPU_ARCH */

@@ -34,9 +34,24 @@
    All operations return
      0   done: the final store was committed;
      >0  a compare failed: nothing was written;
-     <0  aborted (preemption, signal, migration, or the thread no longer
-	 runs on CPU): nothing was committed.  Read the CPU again with
+     <0  not done: nothing was committed.  Read the CPU again with
 	 rseq_percpu_current_cpu and retry.
+
+   A sequence aborts when the thread is preempted, migrated or gets a
+   signal, or no longer runs on CPU.  A debugger that single-steps
+   through a sequence aborts it every time, so an operation retries it
+   at most RSEQ_PERCPU_RETRIES times and then falls back to the cpu_opv
+   system call (<sys/cpu_opv.h>), which performs the same operation on
+   CPU with preemption disabled, atomically with respect to the
+   sequences running there, and returns 0 or >0 like the sequence.  The
+   fallback is for RSEQ_PERCPU_CPU_ID only: a concurrency ID is not a
+   CPU.  Without it (RSEQ_PERCPU_MM_CID, rseq_percpu_set_fallback
+   (RSEQ_PERCPU_FALLBACK_NEVER), or a kernel without cpu_opv, such as
+   upstream Linux) the operation returns <0 after the attempts, with
+   errno set by the libc function: ENOSYS when the kernel has no
+   cpu_opv, EINVAL when CPU is not a CPU the thread may run on.  The
+   caller's retry loop then works as it always did, except under
+   single-stepping, where it cannot make progress.
 
    Only the final store is a commit.  The "try" stores of the
    trystorev and trymemcpy operations happen before it and may be
@@ -54,7 +69,10 @@
    The operations are inline when compiling with optimization on an
    architecture with rseq critical sections (x86_64 and i386), and
    otherwise calls to the same functions in libc (symbol version
-   RSEQ_1.0), which is also what foreign function interfaces use.  */
+   RSEQ_1.0), which is also what foreign function interfaces use.  The
+   inline versions make one attempt and leave retries and the fallback
+   to libc.  Define RSEQ_PERCPU_NO_INLINE before including this header
+   to always call libc.  */
 
 enum
 {
@@ -62,7 +80,37 @@ enum
   RSEQ_PERCPU_MM_CID = 1	/* Index by mm_cid.  */
 };
 
+/* Attempts of a sequence before falling back to cpu_opv.  */
+#define RSEQ_PERCPU_RETRIES 8
+
+/* Per-thread fallback modes.  */
+enum
+{
+  RSEQ_PERCPU_FALLBACK_AUTO = 0,	/* cpu_opv after RSEQ_PERCPU_RETRIES
+					   aborts (the default).  */
+  RSEQ_PERCPU_FALLBACK_NEVER = 1,	/* Return <0 after each abort.  */
+  RSEQ_PERCPU_FALLBACK_ALWAYS = 2	/* cpu_opv at once, for testing
+					   and debugging.  */
+};
+
 __BEGIN_DECLS
+
+/* Set the fallback mode of the calling thread; return the previous one,
+   or -1 with errno EINVAL for an unknown MODE.  RSEQ_PERCPU_FALLBACK_ALWAYS
+   applies to the libc functions; an inline operation still makes its
+   one attempt first.  */
+extern int rseq_percpu_set_fallback (int __mode) __THROW;
+
+/* The number of operations the calling thread has completed through the
+   cpu_opv fallback.  */
+extern unsigned long int rseq_percpu_fallbacks (void) __THROW;
+
+/* The number of aborted attempts of the calling thread's operations,
+   inline and in libc.  */
+extern unsigned long int rseq_percpu_aborts (void) __THROW;
+
+/* Counts an aborted inline attempt; internal to the inline versions.  */
+extern void __rseq_percpu_count_abort (void) __THROW;
 
 /* The CPU the calling thread runs on, for indexing per-CPU data and as
    the CPU argument of the operations (cpu_id_start, or mm_cid, at the
@@ -195,7 +243,70 @@ __rseq_percpu_current_cpu (int __field)
 			       __VA_ARGS__);				\
   return __rseq_percpu_##op (__area, RSEQ_AREA_MM_CID_OFFSET, __VA_ARGS__)
 
-# if defined __USE_EXTERN_INLINES && !defined __RSEQ_PERCPU_NO_INLINE
+/* One attempt of each operation: the critical section alone, with the
+   results described at the top of this file.  */
+
+static __always_inline int
+__rseq_percpu_try_cmpeqv_storev (int __field, intptr_t *__v,
+				 intptr_t __expect, intptr_t __newv, int __cpu)
+{
+  __RSEQ_PERCPU_CALL (cmpeqv_storev, __v, __expect, __newv, __cpu);
+}
+
+static __always_inline int
+__rseq_percpu_try_addv (int __field, intptr_t *__v, intptr_t __count,
+			int __cpu)
+{
+  __RSEQ_PERCPU_CALL (addv, __v, __count, __cpu);
+}
+
+static __always_inline int
+__rseq_percpu_try_cmpnev_storeoffp_load (int __field, intptr_t *__v,
+					 intptr_t __expectnot,
+					 long int __voffp, intptr_t *__load,
+					 int __cpu)
+{
+  __RSEQ_PERCPU_CALL (cmpnev_storeoffp_load, __v, __expectnot, __voffp,
+		      __load, __cpu);
+}
+
+static __always_inline int
+__rseq_percpu_try_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
+					intptr_t __expect, intptr_t *__v2,
+					intptr_t __expect2, intptr_t __newv,
+					int __cpu)
+{
+  __RSEQ_PERCPU_CALL (cmpeqv_cmpeqv_storev, __v, __expect, __v2, __expect2,
+		      __newv, __cpu);
+}
+
+static __always_inline int
+__rseq_percpu_try_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
+					   intptr_t __expect, intptr_t *__v2,
+					   intptr_t __newv2, intptr_t __newv,
+					   int __cpu, int __release)
+{
+  __RSEQ_PERCPU_CALL (cmpeqv_trystorev_storev, __v, __expect, __v2, __newv2,
+		      __newv, __cpu, __release);
+}
+
+static __always_inline int
+__rseq_percpu_try_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
+					   intptr_t __expect, void *__dst,
+					   const void *__src, size_t __len,
+					   intptr_t __newv, int __cpu,
+					   int __release)
+{
+  __RSEQ_PERCPU_CALL (cmpeqv_trymemcpy_storev, __v, __expect, __dst, __src,
+		      __len, __newv, __cpu, __release);
+}
+
+# if defined __USE_EXTERN_INLINES && !defined __RSEQ_PERCPU_NO_INLINE \
+  && !defined RSEQ_PERCPU_NO_INLINE
+
+/* The inline versions make one attempt; after an abort they call the
+   libc function of the same name, which retries and then falls back to
+   cpu_opv (see rseq_percpu_set_fallback).  */
 
 __extern_always_inline int
 __NTH (rseq_percpu_current_cpu (int __field))
@@ -203,21 +314,45 @@ __NTH (rseq_percpu_current_cpu (int __field))
   return __rseq_percpu_current_cpu (__field);
 }
 
+extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_storev,
+			   (int __field, intptr_t *__v, intptr_t __expect,
+			    intptr_t __newv, int __cpu),
+			   rseq_percpu_cmpeqv_storev);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_storev (int __field, intptr_t *__v,
 				  intptr_t __expect, intptr_t __newv,
 				  int __cpu))
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_storev, __v, __expect, __newv, __cpu);
+  int __ret = __rseq_percpu_try_cmpeqv_storev (__field, __v, __expect,
+					       __newv, __cpu);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_cmpeqv_storev (__field, __v, __expect, __newv,
+					   __cpu);
 }
+
+extern int __REDIRECT_NTH (__rseq_percpu_libc_addv,
+			   (int __field, intptr_t *__v, intptr_t __count,
+			    int __cpu),
+			   rseq_percpu_addv);
 
 __extern_always_inline int
 __NTH (rseq_percpu_addv (int __field, intptr_t *__v, intptr_t __count,
 			 int __cpu))
 {
-  __RSEQ_PERCPU_CALL (addv, __v, __count, __cpu);
+  int __ret = __rseq_percpu_try_addv (__field, __v, __count, __cpu);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_addv (__field, __v, __count, __cpu);
 }
+
+extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpnev_storeoffp_load,
+			   (int __field, intptr_t *__v, intptr_t __expectnot,
+			    long int __voffp, intptr_t *__load, int __cpu),
+			   rseq_percpu_cmpnev_storeoffp_load);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
@@ -225,9 +360,21 @@ __NTH (rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
 					  long int __voffp, intptr_t *__load,
 					  int __cpu))
 {
-  __RSEQ_PERCPU_CALL (cmpnev_storeoffp_load, __v, __expectnot, __voffp,
-		      __load, __cpu);
+  int __ret = __rseq_percpu_try_cmpnev_storeoffp_load (__field, __v,
+						       __expectnot, __voffp,
+						       __load, __cpu);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_cmpnev_storeoffp_load (__field, __v, __expectnot,
+						   __voffp, __load, __cpu);
 }
+
+extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_cmpeqv_storev,
+			   (int __field, intptr_t *__v, intptr_t __expect,
+			    intptr_t *__v2, intptr_t __expect2,
+			    intptr_t __newv, int __cpu),
+			   rseq_percpu_cmpeqv_cmpeqv_storev);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
@@ -235,9 +382,22 @@ __NTH (rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
 					 intptr_t __expect2, intptr_t __newv,
 					 int __cpu))
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_cmpeqv_storev, __v, __expect, __v2, __expect2,
-		      __newv, __cpu);
+  int __ret = __rseq_percpu_try_cmpeqv_cmpeqv_storev (__field, __v, __expect,
+						      __v2, __expect2,
+						      __newv, __cpu);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_cmpeqv_cmpeqv_storev (__field, __v, __expect,
+						  __v2, __expect2, __newv,
+						  __cpu);
 }
+
+extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trystorev_storev,
+			   (int __field, intptr_t *__v, intptr_t __expect,
+			    intptr_t *__v2, intptr_t __newv2,
+			    intptr_t __newv, int __cpu),
+			   rseq_percpu_cmpeqv_trystorev_storev);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
@@ -245,9 +405,23 @@ __NTH (rseq_percpu_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
 					    intptr_t *__v2, intptr_t __newv2,
 					    intptr_t __newv, int __cpu))
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trystorev_storev, __v, __expect, __v2, __newv2,
-		      __newv, __cpu, 0);
+  int __ret = __rseq_percpu_try_cmpeqv_trystorev_storev (__field, __v,
+							 __expect, __v2,
+							 __newv2, __newv,
+							 __cpu, 0);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_cmpeqv_trystorev_storev (__field, __v, __expect,
+						     __v2, __newv2, __newv,
+						     __cpu);
 }
+
+extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trystorev_storev_release,
+			   (int __field, intptr_t *__v, intptr_t __expect,
+			    intptr_t *__v2, intptr_t __newv2,
+			    intptr_t __newv, int __cpu),
+			   rseq_percpu_cmpeqv_trystorev_storev_release);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_trystorev_storev_release (int __field,
@@ -258,9 +432,24 @@ __NTH (rseq_percpu_cmpeqv_trystorev_storev_release (int __field,
 						    intptr_t __newv,
 						    int __cpu))
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trystorev_storev, __v, __expect, __v2, __newv2,
-		      __newv, __cpu, 1);
+  int __ret = __rseq_percpu_try_cmpeqv_trystorev_storev (__field, __v,
+							 __expect, __v2,
+							 __newv2, __newv,
+							 __cpu, 1);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_cmpeqv_trystorev_storev_release (__field, __v,
+							     __expect, __v2,
+							     __newv2, __newv,
+							     __cpu);
 }
+
+extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trymemcpy_storev,
+			   (int __field, intptr_t *__v, intptr_t __expect,
+			    void *__dst, const void *__src, size_t __len,
+			    intptr_t __newv, int __cpu),
+			   rseq_percpu_cmpeqv_trymemcpy_storev);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
@@ -268,9 +457,23 @@ __NTH (rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
 					    const void *__src, size_t __len,
 					    intptr_t __newv, int __cpu))
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trymemcpy_storev, __v, __expect, __dst, __src,
-		      __len, __newv, __cpu, 0);
+  int __ret = __rseq_percpu_try_cmpeqv_trymemcpy_storev (__field, __v,
+							 __expect, __dst,
+							 __src, __len,
+							 __newv, __cpu, 0);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_cmpeqv_trymemcpy_storev (__field, __v, __expect,
+						     __dst, __src, __len,
+						     __newv, __cpu);
 }
+
+extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trymemcpy_storev_release,
+			   (int __field, intptr_t *__v, intptr_t __expect,
+			    void *__dst, const void *__src, size_t __len,
+			    intptr_t __newv, int __cpu),
+			   rseq_percpu_cmpeqv_trymemcpy_storev_release);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field,
@@ -282,8 +485,17 @@ __NTH (rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field,
 						    intptr_t __newv,
 						    int __cpu))
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trymemcpy_storev, __v, __expect, __dst, __src,
-		      __len, __newv, __cpu, 1);
+  int __ret = __rseq_percpu_try_cmpeqv_trymemcpy_storev (__field, __v,
+							 __expect, __dst,
+							 __src, __len,
+							 __newv, __cpu, 1);
+  if (__glibc_likely (__ret >= 0))
+    return __ret;
+  __rseq_percpu_count_abort ();
+  return __rseq_percpu_libc_cmpeqv_trymemcpy_storev_release (__field, __v,
+							     __expect, __dst,
+							     __src, __len,
+							     __newv, __cpu);
 }
 
 # endif /* __USE_EXTERN_INLINES */

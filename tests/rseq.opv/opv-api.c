@@ -1,0 +1,215 @@
+/* The cpu_opv wrapper, its vector helpers and the per-CPU operations'
+   fallback controls.  On a kernel with cpu_opv (the test VM) every
+   helper must do what <sys/cpu_opv.h> says; on one without (upstream
+   Linux, this host) every call must fail with ENOSYS without the number
+   ever reaching the kernel, and a forced fallback must report ENOSYS.
+   The per-CPU operations are libc's (RSEQ_PERCPU_NO_INLINE), where the
+   fallback mode applies.  */
+#define RSEQ_PERCPU_NO_INLINE 1
+#include "rseq-test.h"
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/cpu_opv.h>
+#include <sys/prctl.h>
+#include <sys/rseq-percpu.h>
+
+#define NR_CPU_OPV 500
+
+/* Make the number answer EPERM, so a wrapper that calls it on a kernel
+   without cpu_opv is caught (the kernel would answer ENOSYS itself).  */
+static void
+trap_cpu_opv_number (void)
+{
+  struct sock_filter filter[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, NR_CPU_OPV, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+      || prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+    UNSUPPORTED ("cannot install a seccomp filter: %s", strerror (errno));
+}
+
+static void
+test_without_cpu_opv (void)
+{
+  intptr_t v = 5, old = 0;
+  CHECK_ERRNO (cpu_opv (NULL, 0, 0, 0), ENOSYS);
+  CHECK_ERRNO (cpu_opv_cmpstore (&v, 5, 6, 0), ENOSYS);
+  CHECK_ERRNO (cpu_opv_cmpxchg (&v, 5, &old, 6, 0), ENOSYS);
+  CHECK_ERRNO (cpu_opv_add (&v, 1, sizeof v, 0), ENOSYS);
+  CHECK_EQ (v, 5);
+
+  /* Forced fallback: the libc operation reports ENOSYS, writes nothing,
+     and the caller's retry loop would go on as without the fallback.  */
+  int (*addv) (int, intptr_t *, intptr_t, int) = rseq_percpu_addv;
+  CHECK_EQ (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_ALWAYS),
+	    RSEQ_PERCPU_FALLBACK_AUTO);
+  int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID);
+  CHECK (cpu >= 0);
+  CHECK_ERRNO (addv (RSEQ_PERCPU_CPU_ID, &v, 1, cpu), ENOSYS);
+  CHECK_EQ (v, 5);
+  CHECK_EQ (rseq_percpu_fallbacks (), 0);
+  printf ("no cpu_opv: ENOSYS everywhere, number 500 never called\n");
+}
+
+static int
+my_cpu (void)
+{
+  int cpu = sched_getcpu ();
+  CHECK (cpu >= 0);
+  return cpu;
+}
+
+static void
+test_helpers (void)
+{
+  int cpu = my_cpu ();
+  intptr_t v = 10, v2 = 20, old = 0;
+
+  CHECK_EQ (cpu_opv_cmpstore (&v, 10, 11, cpu), 0);
+  CHECK_EQ (v, 11);
+  CHECK_EQ (cpu_opv_cmpstore (&v, 10, 12, cpu), 1);
+  CHECK_EQ (v, 11);
+
+  CHECK_EQ (cpu_opv_2cmp1store (&v, 11, &v2, 20, 13, cpu), 0);
+  CHECK_EQ (v, 13);
+  CHECK_EQ (cpu_opv_2cmp1store (&v, 13, &v2, 99, 14, cpu), 2);
+  CHECK_EQ (v, 13);
+
+  CHECK_EQ (cpu_opv_1cmp2store (&v, 13, &v2, 21, 15, cpu), 0);
+  CHECK_EQ (v, 15);
+  CHECK_EQ (v2, 21);
+  CHECK_EQ (cpu_opv_1cmp2store (&v, 99, &v2, 22, 16, cpu), 1);
+  CHECK_EQ (v2, 21);
+
+  CHECK_EQ (cpu_opv_cmpxchg (&v, 15, &old, 17, cpu), 0);
+  CHECK_EQ (old, 15);
+  CHECK_EQ (v, 17);
+  CHECK_EQ (cpu_opv_cmpxchg (&v, 15, &old, 18, cpu), 2);
+  CHECK_EQ (old, 17);
+  CHECK_EQ (v, 17);
+
+  uint8_t byte = 255;
+  CHECK_EQ (cpu_opv_add (&byte, 1, 1, cpu), 0);
+  CHECK_EQ (byte, 0);
+  CHECK_EQ (cpu_opv_add (&v, -7, sizeof v, cpu), 0);
+  CHECK_EQ (v, 10);
+  CHECK_ERRNO (cpu_opv_add (&v, 1, 3, cpu), EINVAL);
+  CHECK_ERRNO (cpu_opv_add (&v, 1, sizeof v, -1), EINVAL);
+}
+
+/* A copy larger than one operation allows is split; beyond the vector's
+   capacity it is refused before anything is written.  */
+static void
+test_cmpstorememcpy (void)
+{
+  enum { LEN = 3 * CPU_OP_DATA_LEN_MAX + 123 };
+  int cpu = my_cpu ();
+  static unsigned char src[LEN], dst[LEN];
+  for (int i = 0; i < LEN; i++)
+    src[i] = i * 7;
+  intptr_t v = 1;
+  CHECK_EQ (cpu_opv_cmpstorememcpy (&v, 2, dst, src, LEN, 3, cpu), 1);
+  CHECK_EQ (dst[0] | dst[LEN - 1], 0);
+  CHECK_EQ (cpu_opv_cmpstorememcpy (&v, 1, dst, src, LEN, 3, cpu), 0);
+  CHECK (memcmp (dst, src, LEN) == 0);
+  CHECK_EQ (v, 3);
+
+  size_t too_long = (CPU_OP_VEC_LEN_MAX - 1) * (size_t) CPU_OP_DATA_LEN_MAX;
+  CHECK_ERRNO (cpu_opv_cmpstorememcpy (&v, 3, dst, src, too_long, 4, cpu),
+	       EINVAL);
+  CHECK_EQ (v, 3);
+}
+
+/* Raw vectors through the wrapper, including the query.  */
+static void
+test_wrapper (void)
+{
+  int cpu = my_cpu ();
+  uint32_t x = 0x0f;
+  struct cpu_op op;
+  memset (&op, 0, sizeof op);
+  op.op = CPU_XOR_OP;
+  op.len = sizeof x;
+  op.u.bitwise_op.p = (uintptr_t) &x;
+  op.u.bitwise_op.mask = 0xff;
+  CHECK_EQ (cpu_opv (&op, 1, cpu, 0), 0);
+  CHECK_EQ (x, 0xf0);
+  CHECK_ERRNO (cpu_opv (&op, 1, cpu, 1), EINVAL);
+  CHECK_ERRNO (cpu_opv (NULL, 0, 0, 0), EINVAL);
+  op.u.bitwise_op.p = 0;
+  CHECK_ERRNO (cpu_opv (&op, 1, cpu, 0), EFAULT);
+}
+
+/* The fallback controls of <sys/rseq-percpu.h>, through libc.  */
+static void
+test_fallback_modes (void)
+{
+  int (*addv) (int, intptr_t *, intptr_t, int) = rseq_percpu_addv;
+  intptr_t v = 0;
+
+  CHECK_ERRNO (rseq_percpu_set_fallback (42), EINVAL);
+  CHECK_EQ (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_ALWAYS),
+	    RSEQ_PERCPU_FALLBACK_AUTO);
+  unsigned long before = rseq_percpu_fallbacks ();
+  for (int i = 0; i < 100; i++)
+    {
+      int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID);
+      CHECK_EQ (addv (RSEQ_PERCPU_CPU_ID, &v, 1, cpu), 0);
+    }
+  CHECK_EQ (v, 100);
+  CHECK_EQ (rseq_percpu_fallbacks () - before, 100);
+
+  /* cpu_opv can target any allowed CPU, not only the current one.  */
+  CHECK_EQ (addv (RSEQ_PERCPU_CPU_ID, &v, 1, 0), 0);
+  CHECK_EQ (v, 101);
+  CHECK_ERRNO (addv (RSEQ_PERCPU_CPU_ID, &v, 1, 100000), EINVAL);
+  CHECK_EQ (v, 101);
+
+  CHECK_EQ (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_NEVER),
+	    RSEQ_PERCPU_FALLBACK_ALWAYS);
+  before = rseq_percpu_fallbacks ();
+  CHECK (addv (RSEQ_PERCPU_CPU_ID, &v, 1, my_cpu ()) >= -1);
+  CHECK_EQ (rseq_percpu_fallbacks (), before);
+  rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_AUTO);
+}
+
+/* What the kernel publishes, read independently of libc.  */
+static int
+kernel_has_cpu_opv (void)
+{
+  int nr = -1;
+  FILE *f = fopen ("/proc/sys/kernel/cpu_opv_syscall", "r");
+  if (f != NULL)
+    {
+      if (fscanf (f, "%d", &nr) != 1)
+	nr = -1;
+      fclose (f);
+    }
+  return nr == NR_CPU_OPV;
+}
+
+int
+main (void)
+{
+  if (rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID) < 0)
+    UNSUPPORTED ("rseq is not registered");
+  if (!kernel_has_cpu_opv ())
+    {
+      /* Before libc's first look, so a blind call would be caught.  */
+      trap_cpu_opv_number ();
+      test_without_cpu_opv ();
+      return 0;
+    }
+  CHECK_ERRNO (cpu_opv (NULL, 0, 0, 0), EINVAL);
+  test_helpers ();
+  test_cmpstorememcpy ();
+  test_wrapper ();
+  test_fallback_modes ();
+  printf ("cpu_opv wrapper, helpers and fallback modes work\n");
+  return 0;
+}

@@ -1,0 +1,188 @@
+/* A tracer single-steps (PTRACE_SINGLESTEP) a child through a loop of
+   per-CPU counter increments and list pops and pushes.  Every step stops
+   the child, so every rseq critical section aborts; only the cpu_opv
+   fallback lets the loop make progress.
+
+     singlestep progress  the child must finish, with exact totals and
+			  with operations done through cpu_opv (needs a
+			  kernel with cpu_opv; 77 otherwise);
+     singlestep stuck     the child must complete no operation at all
+			  within the step budget: the bug the fallback
+			  fixes.  Run on a kernel without cpu_opv, or with
+			  --never (RSEQ_PERCPU_FALLBACK_NEVER) anywhere.
+
+   Before stepping, the same loop runs untraced to show it does finish
+   when nothing aborts it every time.  */
+#include "rseq-test.h"
+#include "percpu.h"
+#include <signal.h>
+#include <sys/cpu_opv.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#define INCREMENTS 40
+#define NODES 8
+#define LIST_CYCLES 15
+
+static long progress;		/* Operations completed; read by the tracer.  */
+
+static struct percpu_counter counter;
+static struct percpu_list list;
+static struct percpu_node nodes[NODES];
+
+static void
+setup_structures (void)
+{
+  if (percpu_counter_init (&counter, RSEQ_PERCPU_CPU_ID) < 0
+      || percpu_list_init (&list, RSEQ_PERCPU_CPU_ID) < 0)
+    FAIL ("init: %s", strerror (errno));
+  for (int i = 0; i < NODES; i++)
+    {
+      nodes[i].data = i;
+      if (percpu_list_push (&list, &nodes[i]) < 0)
+	FAIL ("push: %s", strerror (errno));
+    }
+}
+
+/* The loop under test.  */
+static void
+run_loop (void)
+{
+  for (int i = 0; i < INCREMENTS; i++)
+    {
+      if (percpu_counter_add (&counter, 1) < 0)
+	FAIL ("add: %s", strerror (errno));
+      progress++;
+    }
+  for (int i = 0; i < LIST_CYCLES; i++)
+    {
+      /* The nodes are on the lists of the CPUs that pushed them; this
+	 CPU's list may be empty.  */
+      errno = 0;
+      struct percpu_node *node = percpu_list_pop (&list);
+      if (node == NULL && errno != 0)
+	FAIL ("pop: %s", strerror (errno));
+      progress++;
+      if (node != NULL && percpu_list_push (&list, node) < 0)
+	FAIL ("push: %s", strerror (errno));
+      progress++;
+    }
+}
+
+/* Every node must be on some CPU's list exactly once.  */
+static void
+check_totals (long expected_sum)
+{
+  CHECK_EQ (percpu_counter_sum (&counter), expected_sum);
+  int seen[NODES] = { 0 };
+  for (int cpu = 0; cpu < list.nr_slots; cpu++)
+    for (struct percpu_node *n; (n = percpu_list_pop_slot (&list, cpu)); )
+      seen[n->data]++;
+  for (int i = 0; i < NODES; i++)
+    CHECK_EQ (seen[i], 1);
+  for (int i = 0; i < NODES; i++)
+    if (percpu_list_push (&list, &nodes[i]) < 0)
+      FAIL ("push: %s", strerror (errno));
+}
+
+static void
+child (int mode)
+{
+  if (rseq_percpu_set_fallback (mode) < 0)
+    FAIL ("rseq_percpu_set_fallback: %s", strerror (errno));
+  if (ptrace (PTRACE_TRACEME, 0, NULL, NULL) < 0)
+    FAIL ("PTRACE_TRACEME: %s", strerror (errno));
+  raise (SIGSTOP);		/* The tracer starts stepping here.  */
+  run_loop ();
+  check_totals (2 * INCREMENTS);
+  printf ("child: %ld operations, %lu aborts, %lu through cpu_opv\n",
+	  progress, rseq_percpu_aborts (), rseq_percpu_fallbacks ());
+  if (rseq_percpu_fallbacks () == 0)
+    FAIL ("the loop finished under single-stepping without cpu_opv");
+  exit (0);
+}
+
+/* Single-step CHILD until it exits or BUDGET steps have passed.
+   Returns the number of steps, and the exit status in *STATUS (-1 if it
+   is still running).  */
+static long
+single_step (pid_t pid, long budget, int *status)
+{
+  int ws;
+  long steps = 0;
+  *status = -1;
+  for (; steps < budget; steps++)
+    {
+      if (ptrace (PTRACE_SINGLESTEP, pid, NULL, NULL) < 0)
+	FAIL ("PTRACE_SINGLESTEP: %s", strerror (errno));
+      if (waitpid (pid, &ws, 0) != pid)
+	FAIL ("waitpid: %s", strerror (errno));
+      if (WIFEXITED (ws))
+	{
+	  *status = WEXITSTATUS (ws);
+	  break;
+	}
+      if (WIFSIGNALED (ws))
+	FAIL ("child killed by signal %d", WTERMSIG (ws));
+      if (WSTOPSIG (ws) != SIGTRAP)
+	FAIL ("child stopped by signal %d", WSTOPSIG (ws));
+    }
+  return steps;
+}
+
+int
+main (int argc, char **argv)
+{
+  int expect_progress = argc > 1 && strcmp (argv[1], "progress") == 0;
+  int never = argc > 2 && strcmp (argv[2], "--never") == 0;
+  if (argc < 2 || (!expect_progress && strcmp (argv[1], "stuck") != 0))
+    FAIL ("usage: singlestep progress|stuck [--never]");
+  if (rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID) < 0)
+    UNSUPPORTED ("rseq is not registered");
+  int have_opv = cpu_opv (NULL, 0, 0, 0) < 0 && errno == EINVAL;
+  if (expect_progress && !have_opv)
+    UNSUPPORTED ("the kernel has no cpu_opv");
+
+  /* Untraced, the loop finishes (and resolves every symbol, so the
+     stepped child does not step through the dynamic linker).  */
+  setup_structures ();
+  run_loop ();
+  check_totals (INCREMENTS);
+  progress = 0;
+
+  pid_t pid = fork ();
+  if (pid < 0)
+    FAIL ("fork: %s", strerror (errno));
+  if (pid == 0)
+    child (never ? RSEQ_PERCPU_FALLBACK_NEVER : RSEQ_PERCPU_FALLBACK_AUTO);
+
+  int ws;
+  if (waitpid (pid, &ws, 0) != pid || !WIFSTOPPED (ws)
+      || WSTOPSIG (ws) != SIGSTOP)
+    FAIL ("child did not stop before the loop");
+
+  int status;
+  long budget = expect_progress ? 5000000 : 200000;
+  long steps = single_step (pid, budget, &status);
+  if (expect_progress)
+    {
+      if (status != 0)
+	FAIL ("child %s after %ld steps",
+	      status < 0 ? "still running" : "failed", steps);
+      printf ("PASS: the stepped loop finished in %ld steps\n", steps);
+      return 0;
+    }
+
+  errno = 0;
+  long done = ptrace (PTRACE_PEEKDATA, pid, &progress, NULL);
+  if (errno != 0)
+    FAIL ("PTRACE_PEEKDATA: %s", strerror (errno));
+  kill (pid, SIGKILL);
+  waitpid (pid, &ws, 0);
+  if (status >= 0 || done != 0)
+    FAIL ("the stepped loop made progress (%ld operations in %ld steps)"
+	  " without the fallback", done, steps);
+  printf ("PASS: %ld steps, no operation completed (cpu_opv %s%s)\n", steps,
+	  have_opv ? "present" : "absent", never ? ", fallback off" : "");
+  return 0;
+}
