@@ -16,3 +16,13 @@ gcc -O2 -Wall -pthread -o "$b/cpu-lookup-stock" "$TOP/bench/cpu-lookup.c"
 echo "Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d)"
 /usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds"
 /usr/bin/python3 "$TOP/bench/percpu_bench.py" "$b/percpu-bench" "$rounds"
+
+# cpu_opv against rseq, in the test VM (the host kernel has no cpu_opv).
+"$OUT/bin/rseq-gcc" -O2 -Wall -o "$b/cpu-opv-bench" "$TOP/bench/cpu-opv-bench.c"
+echo
+echo "### cpu_opv vectors vs the same operation by rseq (QEMU TCG VM, -smp 2)"
+echo
+"$TOP/build-scripts/run-vm" --timeout 900 --file "$b/cpu-opv-bench" \
+  "cpu-opv-bench=./cpu-opv-bench $rounds" > "$b/vm.log" 2>&1 || true
+sed -n 's/^vm| \(|.*\)$/\1/p; s/^vm| \((.*)\)$/\1/p' "$b/vm.log"
+grep -q '^PASS: cpu-opv-bench' "$b/vm.log" || { echo "(the VM run failed; see out/bench/vm.log)"; exit 1; }

@@ -30,7 +30,7 @@ log "configuring the test kernel (tinyconfig + kernel-patches/vm.config)"
 make -s -C "$src" O="$build" tinyconfig >/dev/null
 "$src/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" \
   "$TOP/kernel-patches/vm.config" >"$build/merge.log" 2>&1
-make -s -C "$src" O="$build" olddefconfig >/dev/null
+make -s -C "$src" O="$build" olddefconfig >/dev/null 2>&1
 # Every option of the fragment must have survived (a typo or an unmet
 # dependency would silently drop it).
 grep '^CONFIG_' "$TOP/kernel-patches/vm.config" | while read -r opt; do

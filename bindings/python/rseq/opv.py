@@ -36,7 +36,7 @@ class _Operand:
             raise TypeError(f"{what} offset must be an int")
         try:
             self.cdata = ffi.from_buffer(obj, require_writable=writable)
-        except TypeError as e:
+        except (TypeError, BufferError) as e:
             kind = "a writable buffer" if writable else "a buffer"
             raise TypeError(f"{what} must be {kind}, not "
                             f"{type(obj).__name__} ({e})") from None
