@@ -193,6 +193,34 @@ kernel_has_cpu_opv (void)
   return nr == NR_CPU_OPV;
 }
 
+/* A CPU taken offline (CPU hotplug, as root in the VM) is refused with
+   EINVAL and nothing is written; once back online it works again.  */
+static void
+test_offline_cpu (void)
+{
+  const char *path = "/sys/devices/system/cpu/cpu1/online";
+  FILE *f = fopen (path, "w");
+  if (f == NULL)
+    {
+      printf ("CPU 1 cannot be taken offline here (%s): hotplug not tested\n",
+	      strerror (errno));
+      return;
+    }
+  cpu_set_t all;
+  CHECK (sched_getaffinity (0, sizeof all, &all) == 0);
+  CHECK (fputs ("0", f) >= 0 && fclose (f) == 0);
+  intptr_t v = 0;
+  CHECK_ERRNO (cpu_opv_add (&v, 1, sizeof v, 1), EINVAL);
+  CHECK_EQ (v, 0);
+  f = fopen (path, "w");
+  CHECK (f != NULL && fputs ("1", f) >= 0 && fclose (f) == 0);
+  /* Offlining dropped CPU 1 from the affinity mask; put it back.  */
+  CHECK (sched_setaffinity (0, sizeof all, &all) == 0);
+  CHECK_EQ (cpu_opv_add (&v, 1, sizeof v, 1), 0);
+  CHECK_EQ (v, 1);
+  printf ("CPU 1 offline: EINVAL; back online: works\n");
+}
+
 int
 main (void)
 {
@@ -210,6 +238,7 @@ main (void)
   test_cmpstorememcpy ();
   test_wrapper ();
   test_fallback_modes ();
+  test_offline_cpu ();
   printf ("cpu_opv wrapper, helpers and fallback modes work\n");
   return 0;
 }

@@ -156,18 +156,26 @@ rseq_percpu_cmpeqv_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
 }
 
 /* cpu_opv orders every store after the operations before it, so the
-   fallback of the _release variants is the same vector.  */
+   fallback of the _release variants is the same vector; only the
+   sequences differ.  */
+
+static __always_inline int
+trystorev_storev (int field, intptr_t *v, intptr_t expect, intptr_t *v2,
+		  intptr_t newv2, intptr_t newv, int cpu, int release)
+{
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trystorev_storev (field, v,
+							     expect, v2,
+							     newv2, newv,
+							     cpu, release),
+		  cpu_opv_1cmp2store (v, expect, v2, newv2, newv, cpu));
+}
 
 int
 rseq_percpu_cmpeqv_trystorev_storev (int field, intptr_t *v,
 				     intptr_t expect, intptr_t *v2,
 				     intptr_t newv2, intptr_t newv, int cpu)
 {
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trystorev_storev (field, v,
-							     expect, v2,
-							     newv2, newv,
-							     cpu, 0),
-		  cpu_opv_1cmp2store (v, expect, v2, newv2, newv, cpu));
+  return trystorev_storev (field, v, expect, v2, newv2, newv, cpu, 0);
 }
 
 int
@@ -176,11 +184,20 @@ rseq_percpu_cmpeqv_trystorev_storev_release (int field, intptr_t *v,
 					     intptr_t newv2, intptr_t newv,
 					     int cpu)
 {
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trystorev_storev (field, v,
-							     expect, v2,
-							     newv2, newv,
-							     cpu, 1),
-		  cpu_opv_1cmp2store (v, expect, v2, newv2, newv, cpu));
+  return trystorev_storev (field, v, expect, v2, newv2, newv, cpu, 1);
+}
+
+static __always_inline int
+trymemcpy_storev (int field, intptr_t *v, intptr_t expect, void *dst,
+		  const void *src, size_t len, intptr_t newv, int cpu,
+		  int release)
+{
+  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trymemcpy_storev (field, v,
+							     expect, dst,
+							     src, len, newv,
+							     cpu, release),
+		  cpu_opv_cmpstorememcpy (v, expect, dst, src, len, newv,
+					  cpu));
 }
 
 int
@@ -189,12 +206,7 @@ rseq_percpu_cmpeqv_trymemcpy_storev (int field, intptr_t *v,
 				     const void *src, size_t len,
 				     intptr_t newv, int cpu)
 {
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trymemcpy_storev (field, v,
-							     expect, dst,
-							     src, len, newv,
-							     cpu, 0),
-		  cpu_opv_cmpstorememcpy (v, expect, dst, src, len, newv,
-					  cpu));
+  return trymemcpy_storev (field, v, expect, dst, src, len, newv, cpu, 0);
 }
 
 int
@@ -203,12 +215,7 @@ rseq_percpu_cmpeqv_trymemcpy_storev_release (int field, intptr_t *v,
 					     const void *src, size_t len,
 					     intptr_t newv, int cpu)
 {
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trymemcpy_storev (field, v,
-							     expect, dst,
-							     src, len, newv,
-							     cpu, 1),
-		  cpu_opv_cmpstorememcpy (v, expect, dst, src, len, newv,
-					  cpu));
+  return trymemcpy_storev (field, v, expect, dst, src, len, newv, cpu, 1);
 }
 
 #else /* !__RSEQ_PERCPU_ARCH */
