@@ -32,7 +32,8 @@ kernel: deps
 
 toolchain: glibc
 	@mkdir -p $(BIN)
-	@install -m 755 build-scripts/bin/rseq-gcc build-scripts/bin/rseq-run \
+	@install -m 755 build-scripts/bin/rseq-gcc build-scripts/bin/rseq-g++ \
+	  build-scripts/bin/rseq-clang build-scripts/bin/rseq-run \
 	  build-scripts/bin/rseq-python $(BIN)/
 	@build-scripts/build-python.sh
 

@@ -20,6 +20,10 @@ REQUIRED=(
   # Not gcc-multilib: it conflicts with the cross compilers below (both
   # want /usr/include/asm); build-glibc.sh supplies the kernel headers.
   "gcc-12-multilib:/usr/lib/gcc/x86_64-linux-gnu/12/32/crtbegin.o"
+  # rseq-g++ and rseq-clang (C++ for both ABIs, clang 14).
+  "g++:/usr/bin/g++"
+  "lib32stdc++-12-dev:/usr/lib/gcc/x86_64-linux-gnu/12/32/libstdc++.so"
+  "clang:/usr/bin/clang"
   "python3-cffi:/usr/lib/python3/dist-packages/cffi/__init__.py"
   "python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py"
   "python3-dev:/usr/include/python3.11/Python.h"
