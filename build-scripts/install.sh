@@ -1,24 +1,35 @@
 #!/bin/bash
-# make install PREFIX=DIR: copy the toolchain (sysroots, rseq-gcc,
-# rseq-run) under DIR.  The wrappers find their sysroot relative to
-# themselves, so the installed copy works wherever DIR is.
+# make install PREFIX=DIR: copy the toolchain under DIR:
+#   DIR/bin/rseq-gcc, rseq-g++, rseq-clang, rseq-run, rseq-python
+#   DIR/sysroot, DIR/sysroot-i386   the patched glibc (x86_64, i386)
+#   DIR/python                      the rseq Python package
+# The wrappers find their sysroot relative to themselves, so the installed
+# copy works wherever DIR is.
 . "$(dirname "$0")/common.sh"
 
 prefix=${1:-}
 [ -n "$prefix" ] || die "usage: make install PREFIX=DIR"
 mkdir -p "$prefix/bin"
 prefix=$(cd "$prefix" && pwd -P)
-for s in sysroot sysroot-i386; do
-  [ -d "$OUT/$s" ] || continue
-  log "installing $s into $prefix"
-  rm -rf "${prefix:?}/$s"
-  cp -a "$OUT/$s" "$prefix/$s"
+installed=()
+
+copy_tree() {
+  local name=$1
+  [ -d "$OUT/$name" ] || return 0
+  log "installing $name into $prefix"
+  rm -rf "${prefix:?}/$name"
+  cp -a "$OUT/$name" "$prefix/$name"
+  installed+=("$prefix/$name")
+}
+
+copy_tree sysroot
+copy_tree sysroot-i386
+copy_tree python
+rm -rf "$prefix/python/build"
+
+for tool in rseq-gcc rseq-g++ rseq-clang rseq-run rseq-python; do
+  install -m 755 "$TOP/build-scripts/bin/$tool" "$prefix/bin/"
+  installed+=("$prefix/bin/$tool")
 done
-if [ -d "$OUT/python" ]; then
-  rm -rf "${prefix:?}/python"
-  cp -a "$OUT/python" "$prefix/python"
-  rm -rf "$prefix/python/build"
-fi
-install -m 755 "$TOP/build-scripts/bin/rseq-gcc" "$TOP/build-scripts/bin/rseq-run" \
-  "$TOP/build-scripts/bin/rseq-python" "$prefix/bin/"
-log "installed: $prefix/bin/rseq-gcc, $prefix/bin/rseq-run"
+log "installed:"
+printf '    %s\n' "${installed[@]}" >&2
