@@ -16,6 +16,7 @@ gcc -O2 -Wall -pthread -o "$b/cpu-lookup-stock" "$TOP/bench/cpu-lookup.c"
 echo "Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d)"
 /usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds"
 /usr/bin/python3 "$TOP/bench/percpu_bench.py" "$b/percpu-bench" "$rounds"
+"$OUT/bin/rseq-python" "$TOP/bench/python_bench.py" "$rounds"
 
 # cpu_opv against rseq, in the test VM (the host kernel has no cpu_opv).
 "$OUT/bin/rseq-gcc" -O2 -Wall -o "$b/cpu-opv-bench" "$TOP/bench/cpu-opv-bench.c"

@@ -1,11 +1,13 @@
 #!/bin/bash
-# Build the Python binding into out/python: the rseq package and its
-# cffi extension module, compiled against the patched glibc's headers.
+# Build the Python binding into out/python: the rseq package with its
+# compiled modules inside it (rseq/_percpu*.so, cffi, and
+# rseq/_fastcpu*.so, CPython), compiled against the patched glibc's
+# headers.
 . "$(dirname "$0")/common.sh"
 
 dest=$OUT/python
 stamp=$dest/.stamp
-inputs=$( (cd "$TOP" && find bindings/python -name '*.py'; echo build-scripts/build-python.sh; echo "$OUT/sysroot/.rseq-stamp") | hash_inputs)
+inputs=$( (cd "$TOP" && find bindings/python -name '*.py' -o -name '*.c'; echo build-scripts/build-python.sh; echo "$OUT/sysroot/.rseq-stamp") | hash_inputs)
 if [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
   exit 0
 fi
@@ -14,7 +16,7 @@ rm -rf "$dest"
 mkdir -p "$dest/build"
 /usr/bin/python3 "$TOP/bindings/python/build_rseq.py" "$OUT/sysroot/usr/include" "$dest/build" \
   > "$dest/build.log" 2>&1 || { cat "$dest/build.log"; die "Python binding build failed"; }
-cp "$dest"/build/_rseq_percpu_c*.so "$dest/"
 cp -r "$TOP/bindings/python/rseq" "$dest/rseq"
 find "$dest/rseq" -name __pycache__ -prune -exec rm -rf {} +
+cp "$dest"/build/rseq/_percpu*.so "$dest"/build/rseq/_fastcpu*.so "$dest/rseq/"
 echo "$inputs" > "$stamp"

@@ -1,18 +1,27 @@
-"""Build the C part of the rseq Python package (cffi, out-of-line API
-mode): python3 build_rseq.py SYSROOT_INCLUDE OUTDIR
+"""Build the C parts of the rseq Python package:
+python3 build_rseq.py SYSROOT_INCLUDE OUTDIR
 
-The module is compiled with the system compiler against the patched
-glibc's headers and linked against whatever libc.so.6 the process has.
-The counters use the single-attempt critical sections of
-<sys/rseq-percpu.h> (__rseq_percpu_try_*, always inline) and look up
-the patched glibc's functions (cpu_opv, the fallback statistics) with
-dlsym, so the module needs no symbol beyond glibc 2.35's
-__rseq_offset/__rseq_size: it imports under the patched glibc
-(out/bin/rseq-python) and under a stock glibc >= 2.35 alike, and never
-loads a second libc."""
+- rseq._percpu: cffi, out-of-line API mode (the module name inside the
+  package, as cffi's documentation recommends), compiled with the system
+  compiler against the patched glibc's headers and linked against
+  whatever libc.so.6 the process has.  The counters use the
+  single-attempt critical sections of <sys/rseq-percpu.h>
+  (__rseq_percpu_try_*, always inline) and look up the patched glibc's
+  functions (rseq_percpu_addv, cpu_opv, the fallback mode and
+  statistics) with dlsym, so the module needs no symbol beyond glibc
+  2.35's __rseq_offset/__rseq_size: it imports under the patched glibc
+  (the rseq-python launcher) and under a stock glibc >= 2.35 alike, and
+  never loads a second libc.
+- rseq._fastcpu: a plain CPython extension (fastcpu.c) for
+  current_cpu() and current_node(), which cffi would make cost more
+  than os.getpid() by releasing and retaking the GIL around each call.
+
+Both land in OUTDIR/rseq/."""
 
 import os
+import subprocess
 import sys
+import sysconfig
 
 import cffi
 
@@ -32,7 +41,9 @@ typedef struct rseqpy_counter rseqpy_counter;
 rseqpy_counter *rseqpy_counter_new(int kind, int field);
 void rseqpy_counter_free(rseqpy_counter *c);
 int rseqpy_counter_add_many(rseqpy_counter *c, long n, long count);
-long rseqpy_counter_value(rseqpy_counter *c, int slot);
+int rseqpy_counter_nr_slots(rseqpy_counter *c);
+int rseqpy_counter_values(rseqpy_counter *c, long *out, int n);
+long rseqpy_counter_sum(rseqpy_counter *c);
 unsigned long rseqpy_counter_aborts(rseqpy_counter *c);
 
 int rseqpy_cpu_opv(int count, const int32_t *types, const uint32_t *lens,
@@ -43,10 +54,13 @@ long rseqpy_thread_stat(int which);
 """
 
 SOURCE = r"""
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE		/* Python.h, included first, defines it.  */
+# define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -68,7 +82,13 @@ int rseqpy_registered (void) { return rseq_area_registered (); }
 unsigned int rseqpy_rseq_size (void) { return __rseq_size; }
 long rseqpy_rseq_offset (void) { return (long) __rseq_offset; }
 unsigned long rseqpy_auxv (unsigned long type) { return getauxval (type); }
-int rseqpy_current_cpu (int field) { return rseq_percpu_current_cpu (field); }
+/* The inline helper, not rseq_percpu_current_cpu: that one may call
+   into the patched glibc, and this module must load under a stock one.  */
+int
+rseqpy_current_cpu (int field)
+{
+  return __rseq_percpu_current_cpu (field);
+}
 
 /* The patched glibc exports the RSEQ_1.0 functions.  */
 int
@@ -83,6 +103,10 @@ rseqpy_nr_slots (void)
   long n = sysconf (_SC_NPROCESSORS_CONF);
   return n > 0 ? (int) n : 1;
 }
+
+/* The FIELD argument of the per-CPU operations: their ABI values, so
+   that this file does not depend on the enumerators' spelling.  */
+enum { FIELD_CPU_ID = 0, FIELD_MM_CID = 1 };
 
 enum { KIND_RSEQ, KIND_ATOMIC, KIND_MUTEX };
 
@@ -124,53 +148,176 @@ rseqpy_counter_free (rseqpy_counter *c)
   free (c);
 }
 
-/* N adds of COUNT by rseq.  Returns 0, or -1 with errno ENOSYS when
-   per-CPU operations cannot run on this thread (rseq not registered,
-   or no mm_cid for an mm_cid counter).  The field is a constant in
-   each loop so that the sequence is fully inlined.  */
-#define RSEQ_ADD_LOOP(FIELD)						\
-  for (long i = 0; i < n; i++)						\
-    for (;;)								\
-      {									\
-	int cpu = rseq_percpu_current_cpu (FIELD);			\
-	if (cpu < 0 || cpu >= c->nr_slots)				\
-	  {								\
-	    __atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);	\
-	    errno = ENOSYS;						\
-	    return -1;							\
-	  }								\
-	if (__rseq_percpu_try_addv (FIELD, &c->slots[cpu].value,	\
-				    count, cpu) == 0)			\
-	  break;							\
-	aborts++;							\
-      }
+/* The patched glibc's per-CPU functions, looked up once; all NULL
+   under a stock glibc.  ADDV is rseq_percpu_addv.  AFTER_ABORT is what
+   the inline rseq_percpu_addv calls after its attempt aborted: libc's
+   continuation, which counts the abort and then retries and falls
+   back like ADDV (__rseq_percpu_addv_slow); glibc builds without it
+   have __rseq_percpu_count_abort and ADDV instead.  */
+struct libc_percpu
+{
+  int (*addv) (int, intptr_t *, intptr_t, int);
+  int (*after_abort) (int, intptr_t *, intptr_t, int);
+  void (*count_abort) (void);
+  int (*set_fallback) (int);
+};
+
+static struct libc_percpu libc_percpu;
+static pthread_once_t libc_percpu_once = PTHREAD_ONCE_INIT;
+
+static void
+resolve_libc_percpu (void)
+{
+  libc_percpu.addv = patched_glibc_function ("rseq_percpu_addv");
+  libc_percpu.after_abort
+    = patched_glibc_function ("__rseq_percpu_addv_slow");
+  if (libc_percpu.after_abort == NULL)
+    {
+      libc_percpu.after_abort = libc_percpu.addv;
+      libc_percpu.count_abort
+	= patched_glibc_function ("__rseq_percpu_count_abort");
+    }
+  libc_percpu.set_fallback
+    = patched_glibc_function ("rseq_percpu_set_fallback");
+}
+
+static const struct libc_percpu *
+get_libc_percpu (void)
+{
+  pthread_once (&libc_percpu_once, resolve_libc_percpu);
+  return &libc_percpu;
+}
+
+/* The calling thread's fallback mode in the patched glibc (which has no
+   getter: setting returns the old mode), or AUTO without it.  Read on
+   each add_many call, so that a mode set from C is honoured too.  */
+static int
+thread_fallback_mode (const struct libc_percpu *libc)
+{
+  if (libc->set_fallback == NULL)
+    return RSEQ_PERCPU_FALLBACK_AUTO;
+  int mode = libc->set_fallback (RSEQ_PERCPU_FALLBACK_AUTO);
+  libc->set_fallback (mode);
+  return mode;
+}
+
+enum
+{
+  ADD_DONE = 0,
+  ADD_NO_PERCPU = -1,		/* No per-CPU operations for the field.  */
+  ADD_NO_CPU_OPV = -2		/* FALLBACK_ALWAYS, and no cpu_opv.  */
+};
+
+/* One add of COUNT to the current CPU's slot, as a C caller of
+   rseq_percpu_addv gets it: one inline attempt, then (after an abort,
+   under the patched glibc) libc's function, which retries and falls
+   back to cpu_opv as the thread's MODE says; with FALLBACK_ALWAYS,
+   libc's function at once, as RSEQ_PERCPU_NO_INLINE code would.  An
+   operation that did not commit is retried on the CPU read again,
+   except when cpu_opv, which ALWAYS demands, does not exist.  Always
+   inlined so that FIELD is a constant in each caller's loop.  */
+static inline __attribute__ ((always_inline)) int
+add_once (rseqpy_counter *c, int field, intptr_t count,
+	  const struct libc_percpu *libc, int mode, unsigned long *aborts)
+{
+  bool libc_first = mode == RSEQ_PERCPU_FALLBACK_ALWAYS
+		    && libc->addv != NULL;
+  for (;;)
+    {
+      int cpu = __rseq_percpu_current_cpu (field);
+      if (cpu < 0 || cpu >= c->nr_slots)
+	return ADD_NO_PERCPU;
+      intptr_t *slot = &c->slots[cpu].value;
+      int ret;
+      if (libc_first)
+	ret = libc->addv (field, slot, count, cpu);
+      else
+	{
+	  if (__rseq_percpu_try_addv (field, slot, count, cpu) == 0)
+	    return ADD_DONE;
+	  ++*aborts;
+	  if (libc->after_abort == NULL)
+	    continue;
+	  if (libc->count_abort != NULL)
+	    libc->count_abort ();
+	  ret = libc->after_abort (field, slot, count, cpu);
+	}
+      if (ret == 0)
+	return ADD_DONE;
+      if (libc_first && field == FIELD_CPU_ID
+	  && errno == ENOSYS)
+	return ADD_NO_CPU_OPV;
+    }
+}
+
+#define ADD_LOOP(FIELD)							\
+  for (long i = 0; i < n && ret == ADD_DONE; i++)			\
+    ret = add_once (c, FIELD, count, libc, mode, &aborts)
+
+/* N adds of COUNT by rseq: ADD_DONE, or ADD_NO_PERCPU (per-CPU
+   operations cannot run on this thread: rseq not registered, or no
+   mm_cid for an mm_cid counter), or ADD_NO_CPU_OPV.  */
+static int
+rseq_add_many (rseqpy_counter *c, long n, long count)
+{
+  const struct libc_percpu *libc = get_libc_percpu ();
+  int mode = thread_fallback_mode (libc);
+  unsigned long aborts = 0;
+  int ret = ADD_DONE;
+  if (c->field == FIELD_CPU_ID)
+    ADD_LOOP (FIELD_CPU_ID);
+  else
+    ADD_LOOP (FIELD_MM_CID);
+  __atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);
+  return ret;
+}
 
 int
 rseqpy_counter_add_many (rseqpy_counter *c, long n, long count)
 {
-  unsigned long aborts = 0;
+  if (c->kind == KIND_RSEQ)
+    return rseq_add_many (c, n, count);
   if (c->kind == KIND_ATOMIC)
     for (long i = 0; i < n; i++)
       __atomic_fetch_add (&c->slots[0].value, count, __ATOMIC_RELAXED);
-  else if (c->kind == KIND_MUTEX)
+  else
     for (long i = 0; i < n; i++)
       {
 	pthread_mutex_lock (&c->lock);
 	c->slots[0].value += count;
 	pthread_mutex_unlock (&c->lock);
       }
-  else if (c->field == RSEQ_PERCPU_CPU_ID)
-    RSEQ_ADD_LOOP (RSEQ_PERCPU_CPU_ID)
-  else
-    RSEQ_ADD_LOOP (RSEQ_PERCPU_MM_CID)
-  __atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);
-  return 0;
+  return ADD_DONE;
+}
+
+int
+rseqpy_counter_nr_slots (rseqpy_counter *c)
+{
+  return c->nr_slots;
+}
+
+/* Copy the N slot values into OUT: N must be the counter's slot
+   count (-1 with errno EINVAL otherwise).  */
+int
+rseqpy_counter_values (rseqpy_counter *c, long *out, int n)
+{
+  if (n != c->nr_slots)
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  for (int i = 0; i < n; i++)
+    out[i] = __atomic_load_n (&c->slots[i].value, __ATOMIC_RELAXED);
+  return n;
 }
 
 long
-rseqpy_counter_value (rseqpy_counter *c, int slot)
+rseqpy_counter_sum (rseqpy_counter *c)
 {
-  return __atomic_load_n (&c->slots[slot].value, __ATOMIC_RELAXED);
+  long sum = 0;
+  for (int i = 0; i < c->nr_slots; i++)
+    sum += __atomic_load_n (&c->slots[i].value, __ATOMIC_RELAXED);
+  return sum;
 }
 
 unsigned long
@@ -248,15 +395,30 @@ rseqpy_thread_stat (int which)
 """
 
 
-def main():
-    include, outdir = sys.argv[1], sys.argv[2]
+def build_percpu(include, outdir):
     ffi = cffi.FFI()
     ffi.cdef(CDEF)
-    ffi.set_source("_rseq_percpu_c", SOURCE,
+    ffi.set_source("rseq._percpu", SOURCE,
                    extra_compile_args=["-O2", "-isystem", include],
                    libraries=["dl", "pthread"])
-    os.makedirs(outdir, exist_ok=True)
     ffi.compile(tmpdir=outdir, verbose=False)
+
+
+def build_fastcpu(include, outdir):
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "fastcpu.c")
+    target = os.path.join(outdir, "rseq", "_fastcpu"
+                          + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC",
+                    "-I", sysconfig.get_paths()["include"],
+                    "-isystem", include, source, "-o", target], check=True)
+
+
+def main():
+    include, outdir = sys.argv[1], sys.argv[2]
+    os.makedirs(os.path.join(outdir, "rseq"), exist_ok=True)
+    build_percpu(include, outdir)
+    build_fastcpu(include, outdir)
 
 
 if __name__ == "__main__":

@@ -256,3 +256,60 @@ def test_fallback_controls():
         rseq.set_fallback(7)
     assert rseq.thread_aborts() >= 0
     assert rseq.thread_fallbacks() == 0 or KERNEL_HAS_CPU_OPV
+
+
+def test_fallback_always_routes_counter_adds_through_cpu_opv():
+    c = rseq.PerCpuCounter()
+    before = rseq.thread_fallbacks()
+    old = rseq.set_fallback(rseq.FALLBACK_ALWAYS)
+    try:
+        if KERNEL_HAS_CPU_OPV:
+            c.add_many(50)
+            assert rseq.thread_fallbacks() - before == 50
+            assert c.sum() == 50
+        else:
+            with pytest.raises(rseq.RseqUnavailable, match="cpu_opv"):
+                c.add(1)
+            assert c.sum() == 0
+            assert rseq.thread_fallbacks() == before
+    finally:
+        rseq.set_fallback(old)
+    c.add_many(1000)                       # inline again
+    assert c.sum() == 1000 + (50 if KERNEL_HAS_CPU_OPV else 0)
+
+
+def test_fallback_mode_is_per_thread_for_counters():
+    c = rseq.PerCpuCounter()
+    old = rseq.set_fallback(rseq.FALLBACK_ALWAYS)
+    try:
+        # Other threads keep the default mode: their adds stay inline.
+        rseq.run_threads(2, c.add_many, 500)
+    finally:
+        rseq.set_fallback(old)
+    assert c.sum() == 1000
+
+
+def test_opv_release_unlocks_the_buffers():
+    buf = bytearray(16)
+    v = rseq.OpVector().add(buf, 1)
+    v.release()
+    buf.extend(b"x" * 4096)                # no longer locked
+    assert len(v) == 0
+    v.release()                            # idempotent
+    with pytest.raises(ValueError, match="released"):
+        v.add(bytearray(8), 1)
+    with pytest.raises(ValueError, match="released"):
+        v.run(0)
+
+
+def test_opv_context_manager_releases_on_exit():
+    buf = bytearray(16)
+    with rseq.OpVector() as v:
+        v.add(buf, 1).bit_or(buf, 2, offset=8)
+        with pytest.raises(BufferError):
+            buf.extend(b"x")
+        if KERNEL_HAS_CPU_OPV:
+            assert v.run(rseq.current_cpu()) == 0
+    buf.extend(b"x" * 4096)
+    if KERNEL_HAS_CPU_OPV:
+        assert buf[0] == 1 and buf[8] == 2

@@ -1,6 +1,7 @@
 """Per-CPU rseq counters against a shared atomic counter and a
 mutex-protected counter, across thread counts; each thread runs a C loop
-(add_many) with the GIL released.  Prints a table and plots ns per add.
+(add_many) with the GIL released.  Prints a table and plots ns per add
+against the thread count (log2 axis).
 
     out/bin/rseq-python bindings/python/examples/counters.py [OUT.png] [ADDS_PER_THREAD]
 """
@@ -12,6 +13,7 @@ import time
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
 
 import rseq  # noqa: E402
 
@@ -29,16 +31,7 @@ def measure(cls, nthreads, adds):
     return elapsed * 1e9 / adds
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "counters.png"
-    adds = int(sys.argv[2]) if len(sys.argv) > 2 else 2_000_000
-    ncpu = os.cpu_count()
-    thread_counts = sorted({1, ncpu, 2 * ncpu, 4 * ncpu})
-    results = {name: [] for name, _ in KINDS}
-    for n in thread_counts:
-        for name, cls in KINDS:
-            results[name].append(min(measure(cls, n, adds) for _ in range(3)))
-
+def print_table(thread_counts, results):
     print("| threads | " + " | ".join(n for n, _ in KINDS)
           + " | atomic / rseq |")
     print("|---:|" + "---:|" * (len(KINDS) + 1))
@@ -47,16 +40,47 @@ def main():
         print(f"| {n} | " + " | ".join(f"{v:.2f}" for v in row)
               + f" | {row[1] / row[0]:.1f}x |")
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+
+def plot(thread_counts, results, ncpu):
+    """ns per add per thread against threads, both axes logarithmic
+    (base 2 for threads, ticks at the measured counts)."""
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
     for name, _ in KINDS:
         ax.plot(thread_counts, results[name], marker="o", label=name)
-    ax.set_xlabel("threads")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(thread_counts))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([str(n) for n in thread_counts])
+    ax.set_xlabel("threads (log2)")
     ax.set_ylabel("ns per add, per thread (wall time / adds)")
     ax.set_yscale("log")
     ax.set_title(f"Counter adds on {ncpu} CPUs (best of 3)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0.0, fontsize="small")
+    return fig
+
+
+def prepare_output(path):
+    """Create PATH's directory now: a bad path fails before the run."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        sys.exit(f"{sys.argv[0]}: cannot write {path}: {e}")
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "counters.png"
+    adds = int(sys.argv[2]) if len(sys.argv) > 2 else 2_000_000
+    prepare_output(out)
+    ncpu = os.cpu_count()
+    thread_counts = sorted({1, ncpu, 2 * ncpu, 4 * ncpu})
+    results = {name: [] for name, _ in KINDS}
+    for n in thread_counts:
+        for name, cls in KINDS:
+            results[name].append(min(measure(cls, n, adds) for _ in range(3)))
+    print_table(thread_counts, results)
+    plot(thread_counts, results, ncpu).savefig(out, dpi=100)
     print(f"wrote {out}")
 
 

@@ -1,67 +1,43 @@
 """Per-CPU experiments from Python on top of the rseq toolchain.
 
-Run under the patched glibc with out/bin/rseq-python.  The package also
-imports under a stock glibc >= 2.35; there it offers what that libc and
-kernel provide (current CPU, per-CPU counters by cpu_id) and raises
-RseqUnavailable, naming the launcher, for the rest.  Functions follow
-the os module's sched_* style: plain ints, OSError subclasses on
+Run under the patched glibc with the rseq-python launcher.  The package
+also imports under a stock glibc >= 2.35; there it offers what that
+libc and kernel provide (current CPU, per-CPU counters by cpu_id) and
+raises RseqUnavailable, saying what is missing, for the rest.  Functions
+follow the os module's sched_* style: plain ints, OSError subclasses on
 failure."""
 
-import errno
 import os
 import threading
 
-from _rseq_percpu_c import ffi, lib
+from ._check import as_count, as_int_in
+from ._errors import (NEEDS_CPU_OPV, NEEDS_MM_CID, NEEDS_PATCHED_GLIBC,
+                      NEEDS_REGISTRATION, RseqUnavailable)
+from ._fastcpu import current_cpu, current_node
+from ._percpu import ffi, lib
 
 __all__ = [
     "RseqUnavailable", "current_cpu", "current_node", "current_mm_cid",
     "info", "PerCpuCounter", "AtomicCounter", "LockedCounter", "CPU_ID",
     "MM_CID", "OpVector", "cpu_opv_available", "set_fallback",
     "thread_aborts", "thread_fallbacks", "FALLBACK_AUTO", "FALLBACK_NEVER",
-    "FALLBACK_ALWAYS",
+    "FALLBACK_ALWAYS", "run_threads",
 ]
 
-LAUNCHER = "out/bin/rseq-python"
 CPU_ID = "cpu_id"
 MM_CID = "mm_cid"
 _FIELDS = {CPU_ID: 0, MM_CID: 1}
 _AT_RSEQ_FEATURE_SIZE = 27
 _AT_RSEQ_ALIGN = 28
-
-
-class RseqUnavailable(OSError):
-    """What was asked needs something this process lacks: an rseq
-    registration, a kernel field (Linux >= 6.3), or the patched glibc."""
-
-    def __init__(self, what):
-        super().__init__(errno.ENOSYS,
-                         f"{what} is not available in this process "
-                         f"(__rseq_size={lib.rseqpy_rseq_size()}, "
-                         f"kernel {os.uname().release}); run under the "
-                         f"patched glibc with {LAUNCHER} on Linux >= 6.3")
-
-
-def current_cpu():
-    """The CPU the calling thread runs on (rseq cpu_id, else sched_getcpu)."""
-    cpu = lib.rseqpy_cpu()
-    if cpu < 0:
-        raise OSError(ffi.errno, os.strerror(ffi.errno))
-    return cpu
-
-
-def current_node():
-    """The NUMA node of the calling thread (rseq node_id, else getcpu)."""
-    node = lib.rseqpy_node()
-    if node < 0:
-        raise OSError(ffi.errno, os.strerror(ffi.errno))
-    return node
+# rseqpy_counter_add_many's failures.
+_ADD_NO_PERCPU, _ADD_NO_CPU_OPV = -1, -2
 
 
 def current_mm_cid():
     """The memory-map concurrency ID of the calling thread."""
     cid = lib.rseqpy_mm_cid()
     if cid < 0:
-        raise RseqUnavailable("mm_cid")
+        raise RseqUnavailable(NEEDS_MM_CID)
     return cid
 
 
@@ -83,13 +59,6 @@ def info():
     }
 
 
-def _check_count(n, name="n"):
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"{name} must be an int, not {type(n).__name__}")
-    if n < 0:
-        raise ValueError(f"{name} must be >= 0, got {n}")
-
-
 class _Counter:
     _kind = None
 
@@ -102,28 +71,40 @@ class _Counter:
         if ptr == ffi.NULL:
             raise MemoryError("cannot allocate a per-CPU counter")
         self._c = ffi.gc(ptr, lib.rseqpy_counter_free)
+        # Fixed at creation: the slots the counter was allocated with.
+        self.nr_slots = lib.rseqpy_counter_nr_slots(self._c)
 
     def add(self, count=1):
         """Add COUNT once."""
-        self.add_many(1, count)
+        self._add_many(1, count, "add")
 
     def add_many(self, n, count=1):
         """Add COUNT, N times, in a C loop (the GIL is released)."""
-        _check_count(n)
-        if not isinstance(count, int) or isinstance(count, bool):
-            raise TypeError("count must be an int")
-        if not -(1 << 62) <= count < (1 << 62):
-            raise OverflowError("count out of range")
-        if lib.rseqpy_counter_add_many(self._c, n, count) != 0:
-            raise RseqUnavailable(f"per-CPU operations by {self.field}")
+        self._add_many(n, count, "add_many")
+
+    def _add_many(self, n, count, method):
+        n = as_count(n, f"{method}: n")
+        count = as_int_in(count, f"{method}: count", -(1 << 62),
+                          (1 << 62) - 1)
+        ret = lib.rseqpy_counter_add_many(self._c, n, count)
+        if ret == _ADD_NO_CPU_OPV:
+            raise RseqUnavailable(
+                NEEDS_CPU_OPV, "cpu_opv (this thread's fallback mode is "
+                "FALLBACK_ALWAYS, which sends every add to cpu_opv)")
+        if ret != 0:
+            need = NEEDS_MM_CID if self.field == MM_CID \
+                else NEEDS_REGISTRATION
+            raise RseqUnavailable(need, f"per-CPU operations by {self.field}")
 
     def values(self):
         """Per-slot values (one per possible CPU for per-CPU counters)."""
-        return [lib.rseqpy_counter_value(self._c, i)
-                for i in range(lib.rseqpy_nr_slots())]
+        out = ffi.new("long[]", self.nr_slots)
+        if lib.rseqpy_counter_values(self._c, out, self.nr_slots) < 0:
+            raise OSError(ffi.errno, os.strerror(ffi.errno))
+        return list(out)
 
     def sum(self):
-        return sum(self.values())
+        return lib.rseqpy_counter_sum(self._c)
 
     @property
     def aborts(self):
@@ -132,13 +113,21 @@ class _Counter:
 
 
 class PerCpuCounter(_Counter):
-    """Counter with one slot per CPU (or mm_cid), updated by rseq."""
+    """Counter with one slot per CPU (or mm_cid), updated by rseq.
+
+    Each add makes one inline rseq attempt; under the patched glibc an
+    aborted attempt continues in libc's rseq_percpu_addv, which retries
+    and then falls back to cpu_opv as the calling thread's fallback mode
+    (set_fallback) says, and FALLBACK_ALWAYS sends every add straight to
+    cpu_opv, so thread_aborts() and thread_fallbacks() count the
+    counter's operations like any C caller's."""
     _kind = 0
 
     def __init__(self, field=CPU_ID):
         super().__init__(field)
         if lib.rseqpy_current_cpu(_FIELDS[field]) < 0:
-            raise RseqUnavailable(f"per-CPU operations by {field}")
+            need = NEEDS_MM_CID if field == MM_CID else NEEDS_REGISTRATION
+            raise RseqUnavailable(need, f"per-CPU operations by {field}")
 
 
 class AtomicCounter(_Counter):
@@ -152,13 +141,30 @@ class LockedCounter(_Counter):
 
 
 def run_threads(count, target, *args):
-    """Run TARGET(*args) in COUNT Python threads and wait for them."""
-    threads = [threading.Thread(target=target, args=args)
-               for _ in range(count)]
+    """Run TARGET(*ARGS) in COUNT threads started together, wait for all
+    of them and return their results in thread order.  If any raised,
+    raise the exception of the first such thread (in thread order, as
+    concurrent.futures' map does) once every thread has finished."""
+    count = as_count(count, "run_threads: count")
+    results = [None] * count
+    errors = [None] * count
+
+    def run_one(index):
+        try:
+            results[index] = target(*args)
+        except BaseException as e:      # handed to the caller
+            errors[index] = e
+
+    threads = [threading.Thread(target=run_one, args=(i,))
+               for i in range(count)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 # cpu_opv and the per-CPU operations' fallback (patched glibc and kernel).
@@ -169,28 +175,33 @@ FALLBACK_AUTO, FALLBACK_NEVER, FALLBACK_ALWAYS = 0, 1, 2
 
 def set_fallback(mode):
     """Set the calling thread's cpu_opv fallback mode for the patched
-    glibc's per-CPU operations; returns the previous mode."""
+    glibc's per-CPU operations, PerCpuCounter's adds included; returns
+    the previous mode.  AUTO: cpu_opv after 8 aborted attempts; NEVER:
+    no cpu_opv; ALWAYS: every operation by cpu_opv (RseqUnavailable on
+    a kernel without it).  Counters by mm_cid never use cpu_opv."""
     if mode not in (FALLBACK_AUTO, FALLBACK_NEVER, FALLBACK_ALWAYS):
-        raise ValueError(f"unknown fallback mode {mode!r}")
+        raise ValueError(f"set_fallback: unknown fallback mode {mode!r}")
     old = lib.rseqpy_set_fallback(mode)
     if old < 0:
-        raise RseqUnavailable("the cpu_opv fallback")
+        raise RseqUnavailable(NEEDS_PATCHED_GLIBC, "the cpu_opv fallback")
     return old
 
 
 def _thread_stat(which, what):
     value = lib.rseqpy_thread_stat(which)
     if value < 0:
-        raise RseqUnavailable(what)
+        raise RseqUnavailable(NEEDS_PATCHED_GLIBC, what)
     return value
 
 
 def thread_aborts():
     """Aborted rseq attempts of this thread in the patched glibc's
-    per-CPU operations (the counters here count their own: .aborts)."""
+    per-CPU operations and PerCpuCounter adds (each counter also
+    counts its own: .aborts)."""
     return _thread_stat(0, "per-thread abort statistics")
 
 
 def thread_fallbacks():
     """Operations this thread completed through the cpu_opv fallback."""
     return _thread_stat(1, "per-thread fallback statistics")
+
