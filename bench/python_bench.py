@@ -2,13 +2,14 @@
 """Python-level CPU lookup cost: rseq.current_cpu() (a CPython
 extension reading the rseq area) side by side with os.getpid() and with
 the same lookup through cffi (which releases and retakes the GIL around
-each call).  Run under the patched glibc:
+each call), and _thread.get_ident(), a builtin of the same shape.  Run under the patched glibc:
 
     out/bin/rseq-python bench/python_bench.py [ROUNDS]
 
 Every function is timed in each round, interleaved; medians of ns per
 call are printed."""
 
+import _thread
 import os
 import statistics
 import sys
@@ -34,7 +35,8 @@ def main():
         ("node", "rseq.current_node()", rseq.current_node),
         ("cffi", "the same lookup through cffi (GIL released per call)",
          lib.rseqpy_cpu),
-        ("empty", "a builtin doing nothing (len(()))", lambda: len(())),
+        ("ident", "_thread.get_ident() (a builtin reading thread state)",
+         _thread.get_ident),
     ]
     if rseq.info()["mm_cid"]:
         rows.append(("mm_cid", "rseq.current_mm_cid()", rseq.current_mm_cid))

@@ -1,5 +1,5 @@
-/* rseq._fastcpu: current_cpu() and current_node() as plain CPython
-   functions.
+/* rseq._fastcpu: current_cpu(), current_node() and current_mm_cid()
+   as plain CPython functions.
 
    The lookup itself is a load from the thread's rseq area (about a
    nanosecond).  Through cffi's API mode each call also releases and
@@ -37,6 +37,26 @@ fastcpu_current_node (PyObject *module, PyObject *unused)
   return PyLong_FromLong (node);
 }
 
+/* Without mm_cid, the package's hook (the module attribute
+   mm_cid_unavailable) raises the exception that says why.  */
+static PyObject *
+fastcpu_current_mm_cid (PyObject *module, PyObject *unused)
+{
+  int cid = rseq_area_mm_cid ();
+  if (cid >= 0)
+    return PyLong_FromLong (cid);
+  PyObject *hook = PyObject_GetAttrString (module, "mm_cid_unavailable");
+  if (hook == NULL)
+    return NULL;
+  PyObject *result = PyObject_CallNoArgs (hook);
+  Py_DECREF (hook);
+  if (result == NULL)
+    return NULL;
+  Py_DECREF (result);
+  PyErr_SetString (PyExc_OSError, "mm_cid is not available");
+  return NULL;
+}
+
 static PyMethodDef fastcpu_methods[] = {
   {"current_cpu", fastcpu_current_cpu, METH_NOARGS,
    "current_cpu()\n--\n\n"
@@ -44,6 +64,9 @@ static PyMethodDef fastcpu_methods[] = {
   {"current_node", fastcpu_current_node, METH_NOARGS,
    "current_node()\n--\n\n"
    "The NUMA node of the calling thread (rseq node_id, else getcpu)."},
+  {"current_mm_cid", fastcpu_current_mm_cid, METH_NOARGS,
+   "current_mm_cid()\n--\n\n"
+   "The memory-map concurrency ID of the calling thread (rseq mm_cid)."},
   {NULL, NULL, 0, NULL}
 };
 

@@ -13,7 +13,8 @@ import threading
 from ._check import as_count, as_int_in
 from ._errors import (NEEDS_CPU_OPV, NEEDS_MM_CID, NEEDS_PATCHED_GLIBC,
                       NEEDS_REGISTRATION, RseqUnavailable)
-from ._fastcpu import current_cpu, current_node
+from . import _fastcpu
+from ._fastcpu import current_cpu, current_mm_cid, current_node
 from ._percpu import ffi, lib
 
 __all__ = [
@@ -33,12 +34,12 @@ _AT_RSEQ_ALIGN = 28
 _ADD_NO_PERCPU, _ADD_NO_CPU_OPV = -1, -2
 
 
-def current_mm_cid():
-    """The memory-map concurrency ID of the calling thread."""
-    cid = lib.rseqpy_mm_cid()
-    if cid < 0:
-        raise RseqUnavailable(NEEDS_MM_CID)
-    return cid
+def _mm_cid_unavailable():
+    raise RseqUnavailable(NEEDS_MM_CID)
+
+
+# current_mm_cid() calls this when the thread has no mm_cid.
+_fastcpu.mm_cid_unavailable = _mm_cid_unavailable
 
 
 def info():

@@ -91,7 +91,8 @@ def _missing_kernel_mm_cid(facts):
         kernel = facts.get("kernel", os.uname().release)
         return f"node_id and mm_cid need Linux >= 6.3; kernel {kernel} " \
                f"does not provide them"
-    if facts["patched_glibc"] and facts["feature_size"] < _MM_CID_END:
+    if facts["patched_glibc"] and facts["registered"] \
+            and 0 < facts["feature_size"] < _MM_CID_END:
         return f"this process's rseq registration covers " \
                f"{facts['feature_size']} bytes, not mm_cid"
     return None
