@@ -205,54 +205,74 @@ enum
 {
   ADD_DONE = 0,
   ADD_NO_PERCPU = -1,		/* No per-CPU operations for the field.  */
-  ADD_NO_CPU_OPV = -2		/* FALLBACK_ALWAYS, and no cpu_opv.  */
+  ADD_NO_CPU_OPV = -2,		/* FALLBACK_ALWAYS, and no cpu_opv.  */
+  ADD_RETRY = 1			/* Not committed: read the CPU again.  */
 };
 
-/* One add of COUNT to the current CPU's slot, as a C caller of
-   rseq_percpu_addv gets it: one inline attempt, then (after an abort,
-   under the patched glibc) libc's function, which retries and falls
-   back to cpu_opv as the thread's MODE says; with FALLBACK_ALWAYS,
-   libc's function at once, as RSEQ_PERCPU_NO_INLINE code would.  An
-   operation that did not commit is retried on the CPU read again,
-   except when cpu_opv, which ALWAYS demands, does not exist.  Always
-   inlined so that FIELD is a constant in each caller's loop.  */
-static inline __attribute__ ((always_inline)) int
-add_once (rseqpy_counter *c, int field, intptr_t count,
-	  const struct libc_percpu *libc, int mode, unsigned long *aborts)
+/* The add through libc: after the inline attempt aborted, libc's
+   continuation, which retries and falls back to cpu_opv as the
+   thread's mode says; with FALLBACK_ALWAYS (LIBC_FIRST), instead of
+   the inline attempt, rseq_percpu_addv, which goes straight to
+   cpu_opv, as RSEQ_PERCPU_NO_INLINE code would.  Out of line: the
+   inline loop stays small.  */
+static __attribute__ ((noinline)) int
+add_through_libc (int field, intptr_t *slot, intptr_t count, int cpu,
+		  const struct libc_percpu *libc, bool libc_first)
 {
-  bool libc_first = mode == RSEQ_PERCPU_FALLBACK_ALWAYS
-		    && libc->addv != NULL;
-  for (;;)
+  int ret;
+  if (libc_first)
+    ret = libc->addv (field, slot, count, cpu);
+  else
     {
-      int cpu = __rseq_percpu_current_cpu (field);
-      if (cpu < 0 || cpu >= c->nr_slots)
-	return ADD_NO_PERCPU;
-      intptr_t *slot = &c->slots[cpu].value;
-      int ret;
-      if (libc_first)
-	ret = libc->addv (field, slot, count, cpu);
-      else
-	{
-	  if (__rseq_percpu_try_addv (field, slot, count, cpu) == 0)
-	    return ADD_DONE;
-	  ++*aborts;
-	  if (libc->after_abort == NULL)
-	    continue;
-	  if (libc->count_abort != NULL)
-	    libc->count_abort ();
-	  ret = libc->after_abort (field, slot, count, cpu);
-	}
-      if (ret == 0)
-	return ADD_DONE;
-      if (libc_first && field == FIELD_CPU_ID
-	  && errno == ENOSYS)
-	return ADD_NO_CPU_OPV;
+      if (libc->after_abort == NULL)
+	return ADD_RETRY;
+      if (libc->count_abort != NULL)
+	libc->count_abort ();
+      ret = libc->after_abort (field, slot, count, cpu);
     }
+  if (ret == 0)
+    return ADD_DONE;
+  if (libc_first && field == FIELD_CPU_ID && errno == ENOSYS)
+    return ADD_NO_CPU_OPV;
+  return ADD_RETRY;
 }
 
-#define ADD_LOOP(FIELD)							\
-  for (long i = 0; i < n && ret == ADD_DONE; i++)			\
-    ret = add_once (c, FIELD, count, libc, mode, &aborts)
+/* N adds of COUNT to the current CPU's slot, as a C caller of
+   rseq_percpu_addv gets them: one inline attempt each, then libc
+   (add_through_libc) under the patched glibc, or another attempt
+   under a stock one.  Always inlined so that FIELD is a constant and
+   the critical section addresses its CPU field directly.  */
+static inline __attribute__ ((always_inline)) int
+rseq_add_loop (rseqpy_counter *c, int field, long n, intptr_t count,
+	       const struct libc_percpu *libc, bool libc_first,
+	       unsigned long *aborts)
+{
+  struct slot *slots = c->slots;
+  int nr_slots = c->nr_slots;
+  for (long i = 0; i < n;)
+    {
+      int cpu = __rseq_percpu_current_cpu (field);
+      if (cpu < 0 || cpu >= nr_slots)
+	return ADD_NO_PERCPU;
+      intptr_t *slot = &slots[cpu].value;
+      if (!libc_first)
+	{
+	  if (__rseq_percpu_try_addv (field, slot, count, cpu) == 0)
+	    {
+	      i++;
+	      continue;
+	    }
+	  ++*aborts;
+	}
+      int ret = add_through_libc (field, slot, count, cpu, libc,
+				  libc_first);
+      if (ret == ADD_DONE)
+	i++;
+      else if (ret != ADD_RETRY)
+	return ret;
+    }
+  return ADD_DONE;
+}
 
 /* N adds of COUNT by rseq: ADD_DONE, or ADD_NO_PERCPU (per-CPU
    operations cannot run on this thread: rseq not registered, or no
@@ -261,13 +281,17 @@ static int
 rseq_add_many (rseqpy_counter *c, long n, long count)
 {
   const struct libc_percpu *libc = get_libc_percpu ();
-  int mode = thread_fallback_mode (libc);
+  bool libc_first
+    = (thread_fallback_mode (libc) == RSEQ_PERCPU_FALLBACK_ALWAYS
+       && libc->addv != NULL);
   unsigned long aborts = 0;
-  int ret = ADD_DONE;
+  int ret;
   if (c->field == FIELD_CPU_ID)
-    ADD_LOOP (FIELD_CPU_ID);
+    ret = rseq_add_loop (c, FIELD_CPU_ID, n, count, libc, libc_first,
+			 &aborts);
   else
-    ADD_LOOP (FIELD_MM_CID);
+    ret = rseq_add_loop (c, FIELD_MM_CID, n, count, libc, libc_first,
+			 &aborts);
   __atomic_fetch_add (&c->aborts, aborts, __ATOMIC_RELAXED);
   return ret;
 }
