@@ -13,7 +13,8 @@ import time
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+from matplotlib.ticker import (FixedLocator, FuncFormatter,  # noqa: E402
+                               LogLocator, NullFormatter, NullLocator)
 
 import rseq  # noqa: E402
 
@@ -54,6 +55,10 @@ def plot(thread_counts, results, ncpu):
     ax.set_xlabel("threads (log2)")
     ax.set_ylabel("ns per add, per thread (wall time / adds)")
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="major", alpha=0.3)
     ax.set_title(f"Counter adds on {ncpu} CPUs (best of 3)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
               borderaxespad=0.0, fontsize="small")
