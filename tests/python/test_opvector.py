@@ -133,3 +133,19 @@ def test_opv_numpy_buffers_errors_name_the_operand():
     v.add(numpy.zeros(4, dtype=numpy.uint64), 1)
     v.compare_eq(frozen, frozen, 8)        # read-only is fine to compare
     assert len(v) == 2
+
+
+@pytest.mark.parametrize("reject", [
+    lambda v, a: v.compare_eq(a, bytearray(4), 8),         # b too short
+    lambda v, a: v.memcpy(a, a, 8, src_offset=4),          # overlap
+    lambda v, a: v.add(a, 1, offset=4),                    # misaligned
+    lambda v, a: v.memcpy(a, _non_contiguous(), 4),        # bad src
+])
+def test_opv_rejected_operation_keeps_no_buffer_locked(reject):
+    a = bytearray(16)
+    v = rseq.OpVector()
+    with pytest.raises((ValueError, TypeError)) as e:
+        reject(v, a)
+    a.extend(b"x" * 4096)          # BufferError if a were still exported
+    assert len(v) == 0
+    del e
