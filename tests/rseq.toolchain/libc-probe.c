@@ -5,7 +5,12 @@
 #define _GNU_SOURCE	/* the rseq_area_* accessors */
 #include <stdio.h>
 #include <string.h>
-#include <sys/rseq.h>
+#ifdef STOCK_GLIBC
+/* Debian's <sys/rseq.h> needs kernel headers that -m32 lacks here.  */
+extern const unsigned int __rseq_size;
+#else
+# include <sys/rseq.h>
+#endif
 
 static void
 print_mapped_libc (void)
