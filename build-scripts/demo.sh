@@ -1,6 +1,8 @@
 #!/bin/bash
-# Build examples/thread-info.c with rseq-gcc and run it: the closing step
-# of `make`, showing the patched glibc's view of each thread.
+# Build the examples with rseq-gcc and run them: the closing step of
+# `make`.  thread-info shows the patched glibc's view of each thread;
+# percpu-counter counts with per-CPU operations (README, "Per-CPU
+# operations").
 . "$(dirname "$0")/common.sh"
 
 mkdir -p "$OUT/examples"
@@ -8,3 +10,8 @@ mkdir -p "$OUT/examples"
   "$TOP/examples/thread-info.c"
 log "demo: out/examples/thread-info (built with out/bin/rseq-gcc)"
 "$OUT/examples/thread-info"
+
+"$OUT/bin/rseq-gcc" -O2 -Wall -pthread -o "$OUT/examples/percpu-counter" \
+  "$TOP/examples/percpu-counter.c"
+log "demo: out/examples/percpu-counter 4 100000 (built with out/bin/rseq-gcc)"
+"$OUT/examples/percpu-counter" 4 100000
