@@ -137,4 +137,4 @@ class RseqUnavailable(OSError):
                                for req in _REQUIREMENTS[need]) if r]
         if not reasons:
             reasons = ["the kernel did not provide it to this thread"]
-        return f"{what} is not available: " + "; and ".join(reasons)
+        return f"{what} not available: " + "; and ".join(reasons)
