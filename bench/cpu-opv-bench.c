@@ -40,7 +40,7 @@ fail (const char *what)
 static void
 rseq_add (int cpu)
 {
-  RSEQ_RETRY (rseq_percpu_addv (RSEQ_PERCPU_CPU_ID, &word, 1, cpu));
+  RSEQ_RETRY (rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &word, 1, cpu));
 }
 
 static void
@@ -53,7 +53,7 @@ opv_add (int cpu)
 static void
 rseq_cmpstore (int cpu)
 {
-  RSEQ_RETRY (rseq_percpu_cmpeqv_storev (RSEQ_PERCPU_CPU_ID, &word, word,
+  RSEQ_RETRY (rseq_percpu_cmpeqv_storev (RSEQ_PERCPU_INDEX_CPU_ID, &word, word,
 					 word + 1, cpu));
 }
 
@@ -67,7 +67,7 @@ opv_cmpstore (int cpu)
 static void
 rseq_2cmp1store (int cpu)
 {
-  RSEQ_RETRY (rseq_percpu_cmpeqv_cmpeqv_storev (RSEQ_PERCPU_CPU_ID, &word,
+  RSEQ_RETRY (rseq_percpu_cmpeqv_cmpeqv_storev (RSEQ_PERCPU_INDEX_CPU_ID, &word,
 						word, &word2, word2,
 						word + 1, cpu));
 }
@@ -82,7 +82,7 @@ opv_2cmp1store (int cpu)
 static void
 rseq_1cmp2store (int cpu)
 {
-  RSEQ_RETRY (rseq_percpu_cmpeqv_trystorev_storev (RSEQ_PERCPU_CPU_ID, &word,
+  RSEQ_RETRY (rseq_percpu_cmpeqv_trystorev_storev (RSEQ_PERCPU_INDEX_CPU_ID, &word,
 						   word, &word2, word2 + 1,
 						   word + 1, cpu));
 }
@@ -97,7 +97,7 @@ opv_1cmp2store (int cpu)
 static void
 rseq_memcpy (int cpu)
 {
-  RSEQ_RETRY (rseq_percpu_cmpeqv_trymemcpy_storev (RSEQ_PERCPU_CPU_ID, &word,
+  RSEQ_RETRY (rseq_percpu_cmpeqv_trymemcpy_storev (RSEQ_PERCPU_INDEX_CPU_ID, &word,
 						   word, record_dst,
 						   record_src, RECORD,
 						   word + 1, cpu));
@@ -134,7 +134,7 @@ time_op (void (*op) (int), long iters)
 {
   double start = now_ns ();
   for (long i = 0; i < iters; i++)
-    op (rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID));
+    op (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID));
   return (now_ns () - start) / iters;
 }
 
@@ -158,7 +158,7 @@ main (int argc, char **argv)
   int rounds = argc > 1 ? atoi (argv[1]) : 5;
   if (rounds < 1 || rounds > 100)
     rounds = 5;
-  if (rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID) < 0)
+  if (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID) < 0)
     {
       puts ("UNSUPPORTED: rseq is not registered");
       return 77;

@@ -39,10 +39,10 @@ run_rseq_counter (void)
   for (long i = 0; i < iterations; i++)
     for (;;)
       {
-	int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID);
+	int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
 	if (cpu < 0)
 	  die ("rseq_percpu_current_cpu");
-	if (rseq_percpu_addv (RSEQ_PERCPU_CPU_ID, &counter.slots[cpu].value,
+	if (rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &counter.slots[cpu].value,
 			      1, cpu) == 0)
 	  break;
       }
@@ -179,10 +179,10 @@ static void
 setup (int nthreads)
 {
   nr_slots = percpu_nr_slots ();
-  if (percpu_counter_init (&counter, RSEQ_PERCPU_CPU_ID) != 0
-      || percpu_lock_init (&lock, RSEQ_PERCPU_CPU_ID) != 0
-      || percpu_list_init (&list, RSEQ_PERCPU_CPU_ID) != 0
-      || percpu_buffer_init (&records, RSEQ_PERCPU_CPU_ID, 4 * nthreads,
+  if (percpu_counter_init (&counter, RSEQ_PERCPU_INDEX_CPU_ID) != 0
+      || percpu_lock_init (&lock, RSEQ_PERCPU_INDEX_CPU_ID) != 0
+      || percpu_list_init (&list, RSEQ_PERCPU_INDEX_CPU_ID) != 0
+      || percpu_buffer_init (&records, RSEQ_PERCPU_INDEX_CPU_ID, 4 * nthreads,
 			     sizeof (struct record)) != 0)
     die ("init");
   locked_counts = calloc (nr_slots * 8, sizeof *locked_counts);

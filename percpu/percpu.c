@@ -33,7 +33,7 @@ percpu_nr_slots (void)
 static struct percpu_slot *
 alloc_slots (int field, int *nr_slots)
 {
-  if (field != RSEQ_PERCPU_CPU_ID && field != RSEQ_PERCPU_MM_CID)
+  if (field != RSEQ_PERCPU_INDEX_CPU_ID && field != RSEQ_PERCPU_INDEX_MM_CID)
     {
       errno = EINVAL;
       return NULL;

@@ -4,7 +4,7 @@
    and benchmarks.
 
    Every structure is indexed by cpu_id or by mm_cid (FIELD is
-   RSEQ_PERCPU_CPU_ID or RSEQ_PERCPU_MM_CID) and keeps one cache line
+   RSEQ_PERCPU_INDEX_CPU_ID or RSEQ_PERCPU_INDEX_MM_CID) and keeps one cache line
    per possible CPU.  Functions that return int return -1 with errno set
    on failure: ENOSYS when per-CPU operations cannot run on the calling
    thread, EINVAL for bad arguments, ENOMEM.  */

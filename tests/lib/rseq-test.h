@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/rseq.h>
+#include <sys/rseq-syscall.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 

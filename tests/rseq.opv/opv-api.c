@@ -48,9 +48,9 @@ test_without_cpu_opv (void)
   int (*addv) (int, intptr_t *, intptr_t, int) = rseq_percpu_addv;
   CHECK_EQ (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_ALWAYS),
 	    RSEQ_PERCPU_FALLBACK_AUTO);
-  int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID);
+  int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
   CHECK (cpu >= 0);
-  CHECK_ERRNO (addv (RSEQ_PERCPU_CPU_ID, &v, 1, cpu), ENOSYS);
+  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, cpu), ENOSYS);
   CHECK_EQ (v, 5);
   CHECK_EQ (rseq_percpu_fallbacks (), 0);
   printf ("no cpu_opv: ENOSYS everywhere, number 500 never called\n");
@@ -158,22 +158,22 @@ test_fallback_modes (void)
   unsigned long before = rseq_percpu_fallbacks ();
   for (int i = 0; i < 100; i++)
     {
-      int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID);
-      CHECK_EQ (addv (RSEQ_PERCPU_CPU_ID, &v, 1, cpu), 0);
+      int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
+      CHECK_EQ (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, cpu), 0);
     }
   CHECK_EQ (v, 100);
   CHECK_EQ (rseq_percpu_fallbacks () - before, 100);
 
   /* cpu_opv can target any allowed CPU, not only the current one.  */
-  CHECK_EQ (addv (RSEQ_PERCPU_CPU_ID, &v, 1, 0), 0);
+  CHECK_EQ (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 0), 0);
   CHECK_EQ (v, 101);
-  CHECK_ERRNO (addv (RSEQ_PERCPU_CPU_ID, &v, 1, 100000), EINVAL);
+  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 100000), EINVAL);
   CHECK_EQ (v, 101);
 
   CHECK_EQ (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_NEVER),
 	    RSEQ_PERCPU_FALLBACK_ALWAYS);
   before = rseq_percpu_fallbacks ();
-  CHECK (addv (RSEQ_PERCPU_CPU_ID, &v, 1, my_cpu ()) >= -1);
+  CHECK (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, my_cpu ()) >= -1);
   CHECK_EQ (rseq_percpu_fallbacks (), before);
   rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_AUTO);
 }
@@ -224,7 +224,7 @@ test_offline_cpu (void)
 int
 main (void)
 {
-  if (rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID) < 0)
+  if (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID) < 0)
     UNSUPPORTED ("rseq is not registered");
   if (!kernel_has_cpu_opv ())
     {

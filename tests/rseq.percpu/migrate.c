@@ -32,7 +32,7 @@ check_moved_before_sequence (int field)
   pin (0, cpu_b);
   intptr_t v = 1, v2 = 0;
   char dst[8] = "", src[8] = "abc";
-  if (field == RSEQ_PERCPU_CPU_ID)
+  if (field == RSEQ_PERCPU_INDEX_CPU_ID)
     {
       CHECK (rseq_percpu_addv (field, &v, 1, cpu) < 0);
       CHECK (rseq_percpu_cmpeqv_storev (field, &v, 1, 2, cpu) < 0);
@@ -68,7 +68,7 @@ check_moved_inside_sequence (void)
   CHECK (pthread_create (&t, NULL, mover, NULL) == 0);
 
   intptr_t v = 1;
-  int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID);
+  int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
   CHECK_EQ (cpu, cpu_a);
   /* Point 2 is after the CPU check, before the commit: spin there long
      enough for the mover to act (hundreds of milliseconds).  */
@@ -77,7 +77,7 @@ check_moved_inside_sequence (void)
   in_sequence = 1;
   /* One sequence alone: rseq_percpu_addv would retry after the abort
      (and may commit if the abort was a plain preemption on CPU A).  */
-  int ret = __rseq_percpu_try_addv (RSEQ_PERCPU_CPU_ID, &v, 1, cpu);
+  int ret = __rseq_percpu_try_addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, cpu);
   percpu_inject_loops[2] = 0;
   CHECK (pthread_join (t, NULL) == 0);
   if (ret >= 0)
@@ -104,9 +104,9 @@ main (void)
   if (cpu_b < 0)
     UNSUPPORTED ("needs two CPUs in the affinity mask");
 
-  check_moved_before_sequence (RSEQ_PERCPU_CPU_ID);
+  check_moved_before_sequence (RSEQ_PERCPU_INDEX_CPU_ID);
   if (__rseq_size >= 28)
-    check_moved_before_sequence (RSEQ_PERCPU_MM_CID);
+    check_moved_before_sequence (RSEQ_PERCPU_INDEX_MM_CID);
   check_moved_inside_sequence ();
   CHECK (sched_setaffinity (0, sizeof allowed, &allowed) == 0);
   return 0;

@@ -35,7 +35,7 @@ check_field (int field)
   cpu = rseq_percpu_current_cpu (field);
   CHECK (cpu >= 0);
   CHECK_EQ (ool_current_cpu (field), cpu);
-  if (field == RSEQ_PERCPU_CPU_ID)
+  if (field == RSEQ_PERCPU_INDEX_CPU_ID)
     CHECK_EQ (cpu, first);
   int other = cpu + 1;
 
@@ -113,9 +113,9 @@ int
 main (void)
 {
   require_kernel_rseq ();
-  check_field (RSEQ_PERCPU_CPU_ID);
+  check_field (RSEQ_PERCPU_INDEX_CPU_ID);
   if (__rseq_size >= 28)
-    check_field (RSEQ_PERCPU_MM_CID);
+    check_field (RSEQ_PERCPU_INDEX_MM_CID);
   else
     printf ("mm_cid not provided by this kernel: cpu_id only\n");
 
@@ -134,8 +134,8 @@ main (void)
   CHECK_EQ (percpu_counter_init (&c, 9), -1);
   CHECK_EQ (errno, EINVAL);
   struct percpu_buffer b;
-  CHECK_EQ (percpu_buffer_init (&b, RSEQ_PERCPU_CPU_ID, 0, 0), -1);
-  CHECK_EQ (percpu_buffer_init (&b, RSEQ_PERCPU_CPU_ID, 4, 0), 0);
+  CHECK_EQ (percpu_buffer_init (&b, RSEQ_PERCPU_INDEX_CPU_ID, 0, 0), -1);
+  CHECK_EQ (percpu_buffer_init (&b, RSEQ_PERCPU_INDEX_CPU_ID, 4, 0), 0);
   CHECK_EQ (percpu_buffer_push_record (&b, "x"), -1);
   CHECK_EQ (errno, EINVAL);
   void *p;

@@ -185,15 +185,15 @@ chaos (void *arg)
 static void
 setup (void)
 {
-  CHECK (percpu_counter_init (&count_cpu, RSEQ_PERCPU_CPU_ID) == 0);
-  CHECK (percpu_counter_init (&count_mm, RSEQ_PERCPU_MM_CID) == 0);
-  CHECK (percpu_counter_init (&count_sig, RSEQ_PERCPU_CPU_ID) == 0);
-  CHECK (percpu_lock_init (&lock, RSEQ_PERCPU_CPU_ID) == 0);
+  CHECK (percpu_counter_init (&count_cpu, RSEQ_PERCPU_INDEX_CPU_ID) == 0);
+  CHECK (percpu_counter_init (&count_mm, RSEQ_PERCPU_INDEX_MM_CID) == 0);
+  CHECK (percpu_counter_init (&count_sig, RSEQ_PERCPU_INDEX_CPU_ID) == 0);
+  CHECK (percpu_lock_init (&lock, RSEQ_PERCPU_INDEX_CPU_ID) == 0);
   locked_counts = calloc (lock.nr_slots, sizeof *locked_counts);
   CHECK (locked_counts != NULL);
-  CHECK (percpu_list_init (&list, RSEQ_PERCPU_CPU_ID) == 0);
-  CHECK (percpu_buffer_init (&pointers, RSEQ_PERCPU_CPU_ID, ITEMS, 0) == 0);
-  CHECK (percpu_buffer_init (&records, RSEQ_PERCPU_CPU_ID, ITEMS,
+  CHECK (percpu_list_init (&list, RSEQ_PERCPU_INDEX_CPU_ID) == 0);
+  CHECK (percpu_buffer_init (&pointers, RSEQ_PERCPU_INDEX_CPU_ID, ITEMS, 0) == 0);
+  CHECK (percpu_buffer_init (&records, RSEQ_PERCPU_INDEX_CPU_ID, ITEMS,
 			     sizeof (struct record)) == 0);
   for (int i = 0; i < ITEMS; i++)
     {
@@ -269,7 +269,7 @@ main (int argc, char **argv)
     UNSUPPORTED ("--fallback-half: the kernel has no cpu_opv");
   CHECK (sched_getaffinity (0, sizeof allowed, &allowed) == 0);
   nthreads = 6 * get_nprocs ();
-  have_mm_cid = rseq_percpu_current_cpu (RSEQ_PERCPU_MM_CID) >= 0;
+  have_mm_cid = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_MM_CID) >= 0;
   setup ();
 
   struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };

@@ -11,17 +11,17 @@ static int (*volatile ool_current_cpu) (int) = rseq_percpu_current_cpu;
 static void
 check_unusable (void)
 {
-  CHECK_EQ (rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID), -1);
+  CHECK_EQ (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID), -1);
   errno = 0;
-  CHECK_EQ (ool_current_cpu (RSEQ_PERCPU_CPU_ID), -1);
+  CHECK_EQ (ool_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID), -1);
   CHECK_EQ (errno, ENOSYS);
   intptr_t v = 3;
-  CHECK (rseq_percpu_addv (RSEQ_PERCPU_CPU_ID, &v, 1, 0) < 0);
-  CHECK (rseq_percpu_cmpeqv_storev (RSEQ_PERCPU_CPU_ID, &v, 3, 4, 0) < 0);
+  CHECK (rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 0) < 0);
+  CHECK (rseq_percpu_cmpeqv_storev (RSEQ_PERCPU_INDEX_CPU_ID, &v, 3, 4, 0) < 0);
   CHECK_EQ (v, 3);
 
   struct percpu_counter c;
-  CHECK_EQ (percpu_counter_init (&c, RSEQ_PERCPU_CPU_ID), 0);
+  CHECK_EQ (percpu_counter_init (&c, RSEQ_PERCPU_INDEX_CPU_ID), 0);
   errno = 0;
   CHECK_EQ (percpu_counter_add (&c, 1), -1);
   CHECK_EQ (errno, ENOSYS);

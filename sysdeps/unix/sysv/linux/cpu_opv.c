@@ -18,60 +18,29 @@
 
 #include <atomic.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <not-cancel.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <cpu_opv-internal.h>
 #include <sysdep.h>
 
 /* The rseq toolchain's kernel patches use 500 on every architecture.
    Upstream Linux has not reserved it, so a kernel without cpu_opv may
    use it for something else: it is called only when the kernel says,
-   in CPU_OPV_SYSCTL, that it is cpu_opv.  */
+   in the AT_CPU_OPV entry of the auxiliary vector, that it is cpu_opv.
+   Reading the auxiliary vector is no system call, so the answer costs
+   nothing on kernels without cpu_opv and cannot run into a seccomp
+   filter or SECCOMP_MODE_STRICT, and it is final: the entry does not
+   change during the life of the process.  */
 #ifndef __NR_cpu_opv
 # define __NR_cpu_opv 500
 #endif
-#define CPU_OPV_SYSCTL "/proc/sys/kernel/cpu_opv_syscall"
-
-/* 0: not probed yet; 1: the kernel has cpu_opv; -1: it has not.  */
-static int cpu_opv_state;
-
-/* Read the system call number the kernel publishes; -1 if none.  */
-static long int
-cpu_opv_published_number (void)
-{
-  char buf[24];
-  int fd = __open_nocancel (CPU_OPV_SYSCTL, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  ssize_t n = __read_nocancel (fd, buf, sizeof buf - 1);
-  __close_nocancel_nostatus (fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-
-  long int nr = 0;
-  char *p = buf;
-  if (*p < '0' || *p > '9')
-    return -1;
-  for (; *p >= '0' && *p <= '9' && nr < 100000; p++)
-    nr = nr * 10 + (*p - '0');
-  return *p == '\n' || *p == '\0' ? nr : -1;
-}
 
 static bool
 cpu_opv_present (void)
 {
-  int state = atomic_load_relaxed (&cpu_opv_state);
-  if (state == 0)
-    {
-      int saved_errno = errno;
-      state = cpu_opv_published_number () == __NR_cpu_opv ? 1 : -1;
-      __set_errno (saved_errno);
-      atomic_store_relaxed (&cpu_opv_state, state);
-    }
-  return state > 0;
+  unsigned long int nr;
+  return __getauxval2 (AT_CPU_OPV, &nr) && nr == __NR_cpu_opv;
 }
 
 int

@@ -17,8 +17,9 @@
    <https://www.gnu.org/licenses/>.  */
 
 /* The per-CPU operations for callers that do not inline them, and the
-   retries and cpu_opv fallback for those that do: an inline operation
-   that aborts calls the function of the same name here.  */
+   continuations (__rseq_percpu_OP_slow) of the inline versions whose
+   attempt failed.  Both paths end here, so they report the same results
+   and set errno alike.  */
 
 #define __RSEQ_PERCPU_NO_INLINE 1
 #include <cpu_opv-internal.h>
@@ -59,19 +60,50 @@ rseq_percpu_aborts (void)
   return abort_count;
 }
 
-void
-__rseq_percpu_count_abort (void)
+static bool
+valid_field (int field)
 {
-  ++abort_count;
+  return field == RSEQ_PERCPU_INDEX_CPU_ID
+	 || field == RSEQ_PERCPU_INDEX_MM_CID;
 }
 
 #ifdef __RSEQ_PERCPU_ARCH
 
+int
+rseq_percpu_current_cpu (int field)
+{
+  int cpu = __rseq_percpu_current_cpu (field);
+  if (cpu < 0)
+    __set_errno (valid_field (field) ? ENOSYS : EINVAL);
+  return cpu;
+}
+strong_alias (rseq_percpu_current_cpu, __rseq_percpu_current_cpu_slow)
+
 static bool
 may_fall_back (int field)
 {
-  return field == RSEQ_PERCPU_CPU_ID
+  return field == RSEQ_PERCPU_INDEX_CPU_ID
 	 && fallback_mode != RSEQ_PERCPU_FALLBACK_NEVER;
+}
+
+/* Whether an operation on CPU may start: per-CPU operations can run on
+   this thread and CPU is still the thread's CPU for FIELD.  A CPU that
+   is no longer current (the caller migrated after reading it) must not
+   be run there through cpu_opv: that would move the thread back and
+   hide the migration from the caller, which is told to read its CPU
+   again instead.  Sets errno when it returns false.  */
+static bool
+may_start (int field, int cpu)
+{
+  int current = rseq_percpu_current_cpu (field);
+  if (current < 0)
+    return false;
+  if (current != cpu)
+    {
+      __set_errno (EAGAIN);
+      return false;
+    }
+  return true;
 }
 
 /* The result of a cpu_opv fallback in the operations' terms: 0 done,
@@ -85,13 +117,16 @@ fallback_result (int ret)
   return ret > 0;
 }
 
-/* Make up to RSEQ_PERCPU_RETRIES attempts of the critical section
-   ATTEMPT, then run FALLBACK, an equivalent cpu_opv vector, unless the
-   thread's mode or FIELD rule the fallback out.  */
+/* The body of each operation: make up to RSEQ_PERCPU_RETRIES attempts
+   of the critical section ATTEMPT, then run FALLBACK, an equivalent
+   cpu_opv vector, unless the thread's mode or FIELD rule the fallback
+   out.  */
 #define RSEQ_PERCPU_OP(attempt, fallback)				\
   do									\
     {									\
       bool fall_back = may_fall_back (field);				\
+      if (!may_start (field, cpu))					\
+	return -1;							\
       if (!fall_back || fallback_mode != RSEQ_PERCPU_FALLBACK_ALWAYS)	\
 	for (int tries = 0; tries < RSEQ_PERCPU_RETRIES; tries++)	\
 	  {								\
@@ -100,21 +135,28 @@ fallback_result (int ret)
 	      return ret;						\
 	    ++abort_count;						\
 	    if (!fall_back)						\
-	      return ret;						\
+	      {								\
+		__set_errno (EAGAIN);					\
+		return -1;						\
+	      }								\
 	  }								\
+      if (!may_start (field, cpu))					\
+	return -1;							\
       return fallback_result (fallback);				\
     }									\
   while (0)
 
-int
-rseq_percpu_current_cpu (int field)
-{
-  int cpu = __rseq_percpu_current_cpu (field);
-  if (cpu < 0)
-    __set_errno (field == RSEQ_PERCPU_CPU_ID || field == RSEQ_PERCPU_MM_CID
-		 ? ENOSYS : EINVAL);
-  return cpu;
-}
+/* The continuation of an inline operation whose attempt failed: count
+   the abort (an attempt that could not run at all is not one), then
+   run the operation as a caller without inlining would.  */
+#define RSEQ_PERCPU_SLOW(name, field, ...)				\
+  do									\
+    {									\
+      if (__rseq_percpu_current_cpu (field) >= 0)			\
+	++abort_count;							\
+      return name (field, __VA_ARGS__);					\
+    }									\
+  while (0)
 
 int
 rseq_percpu_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
@@ -126,10 +168,23 @@ rseq_percpu_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
 }
 
 int
+__rseq_percpu_cmpeqv_storev_slow (int field, intptr_t *v, intptr_t expect,
+				  intptr_t newv, int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_storev, field, v, expect, newv, cpu);
+}
+
+int
 rseq_percpu_addv (int field, intptr_t *v, intptr_t count, int cpu)
 {
   RSEQ_PERCPU_OP (__rseq_percpu_try_addv (field, v, count, cpu),
 		  cpu_opv_add (v, count, sizeof *v, cpu));
+}
+
+int
+__rseq_percpu_addv_slow (int field, intptr_t *v, intptr_t count, int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_addv, field, v, count, cpu);
 }
 
 int
@@ -145,6 +200,15 @@ rseq_percpu_cmpnev_storeoffp_load (int field, intptr_t *v,
 }
 
 int
+__rseq_percpu_cmpnev_storeoffp_load_slow (int field, intptr_t *v,
+					  intptr_t expectnot, long int voffp,
+					  intptr_t *load, int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_cmpnev_storeoffp_load, field, v, expectnot,
+		    voffp, load, cpu);
+}
+
+int
 rseq_percpu_cmpeqv_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
 				  intptr_t *v2, intptr_t expect2,
 				  intptr_t newv, int cpu)
@@ -153,6 +217,16 @@ rseq_percpu_cmpeqv_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
 							  v2, expect2, newv,
 							  cpu),
 		  cpu_opv_2cmp1store (v, expect, v2, expect2, newv, cpu));
+}
+
+int
+__rseq_percpu_cmpeqv_cmpeqv_storev_slow (int field, intptr_t *v,
+					 intptr_t expect, intptr_t *v2,
+					 intptr_t expect2, intptr_t newv,
+					 int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_cmpeqv_storev, field, v, expect, v2,
+		    expect2, newv, cpu);
 }
 
 /* cpu_opv orders every store after the operations before it, so the
@@ -179,12 +253,33 @@ rseq_percpu_cmpeqv_trystorev_storev (int field, intptr_t *v,
 }
 
 int
+__rseq_percpu_cmpeqv_trystorev_storev_slow (int field, intptr_t *v,
+					    intptr_t expect, intptr_t *v2,
+					    intptr_t newv2, intptr_t newv,
+					    int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trystorev_storev, field, v, expect,
+		    v2, newv2, newv, cpu);
+}
+
+int
 rseq_percpu_cmpeqv_trystorev_storev_release (int field, intptr_t *v,
 					     intptr_t expect, intptr_t *v2,
 					     intptr_t newv2, intptr_t newv,
 					     int cpu)
 {
   return trystorev_storev (field, v, expect, v2, newv2, newv, cpu, 1);
+}
+
+int
+__rseq_percpu_cmpeqv_trystorev_storev_release_slow (int field, intptr_t *v,
+						    intptr_t expect,
+						    intptr_t *v2,
+						    intptr_t newv2,
+						    intptr_t newv, int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trystorev_storev_release, field, v,
+		    expect, v2, newv2, newv, cpu);
 }
 
 static __always_inline int
@@ -210,6 +305,16 @@ rseq_percpu_cmpeqv_trymemcpy_storev (int field, intptr_t *v,
 }
 
 int
+__rseq_percpu_cmpeqv_trymemcpy_storev_slow (int field, intptr_t *v,
+					    intptr_t expect, void *dst,
+					    const void *src, size_t len,
+					    intptr_t newv, int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trymemcpy_storev, field, v, expect,
+		    dst, src, len, newv, cpu);
+}
+
+int
 rseq_percpu_cmpeqv_trymemcpy_storev_release (int field, intptr_t *v,
 					     intptr_t expect, void *dst,
 					     const void *src, size_t len,
@@ -218,46 +323,61 @@ rseq_percpu_cmpeqv_trymemcpy_storev_release (int field, intptr_t *v,
   return trymemcpy_storev (field, v, expect, dst, src, len, newv, cpu, 1);
 }
 
+int
+__rseq_percpu_cmpeqv_trymemcpy_storev_release_slow (int field, intptr_t *v,
+						    intptr_t expect,
+						    void *dst,
+						    const void *src,
+						    size_t len, intptr_t newv,
+						    int cpu)
+{
+  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trymemcpy_storev_release, field, v,
+		    expect, dst, src, len, newv, cpu);
+}
+
 #else /* !__RSEQ_PERCPU_ARCH */
 
 /* No critical sections on this architecture: no CPU is usable, and
-   every operation reports an abort that rseq_percpu_current_cpu then
-   explains.  */
+   every operation fails with ENOSYS (EINVAL for an invalid field), as
+   rseq_percpu_current_cpu does.  The _slow continuations exist so that
+   every port exports the same symbols; nothing calls them here.  */
 
 int
-rseq_percpu_current_cpu (int __field)
+rseq_percpu_current_cpu (int field)
 {
-  __set_errno (ENOSYS);
+  __set_errno (valid_field (field) ? ENOSYS : EINVAL);
   return -1;
 }
+strong_alias (rseq_percpu_current_cpu, __rseq_percpu_current_cpu_slow)
 
 # define NO_CRITICAL_SECTIONS(name, ...)				\
-  int name (int __field, __VA_ARGS__)					\
+  int name (int field, __VA_ARGS__)					\
   {									\
-    return -1;								\
-  }
+    return rseq_percpu_current_cpu (field);				\
+  }									\
+  strong_alias (name, __##name##_slow)
 
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_storev, intptr_t *__v,
-		      intptr_t __expect, intptr_t __newv, int __cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_addv, intptr_t *__v, intptr_t __count,
-		      int __cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpnev_storeoffp_load, intptr_t *__v,
-		      intptr_t __expectnot, long int __voffp,
-		      intptr_t *__load, int __cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_cmpeqv_storev, intptr_t *__v,
-		      intptr_t __expect, intptr_t *__v2, intptr_t __expect2,
-		      intptr_t __newv, int __cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trystorev_storev, intptr_t *__v,
-		      intptr_t __expect, intptr_t *__v2, intptr_t __newv2,
-		      intptr_t __newv, int __cpu)
+NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_storev, intptr_t *v,
+		      intptr_t expect, intptr_t newv, int cpu)
+NO_CRITICAL_SECTIONS (rseq_percpu_addv, intptr_t *v, intptr_t count,
+		      int cpu)
+NO_CRITICAL_SECTIONS (rseq_percpu_cmpnev_storeoffp_load, intptr_t *v,
+		      intptr_t expectnot, long int voffp,
+		      intptr_t *load, int cpu)
+NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_cmpeqv_storev, intptr_t *v,
+		      intptr_t expect, intptr_t *v2, intptr_t expect2,
+		      intptr_t newv, int cpu)
+NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trystorev_storev, intptr_t *v,
+		      intptr_t expect, intptr_t *v2, intptr_t newv2,
+		      intptr_t newv, int cpu)
 NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trystorev_storev_release,
-		      intptr_t *__v, intptr_t __expect, intptr_t *__v2,
-		      intptr_t __newv2, intptr_t __newv, int __cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trymemcpy_storev, intptr_t *__v,
-		      intptr_t __expect, void *__dst, const void *__src,
-		      size_t __len, intptr_t __newv, int __cpu)
+		      intptr_t *v, intptr_t expect, intptr_t *v2,
+		      intptr_t newv2, intptr_t newv, int cpu)
+NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trymemcpy_storev, intptr_t *v,
+		      intptr_t expect, void *dst, const void *src,
+		      size_t len, intptr_t newv, int cpu)
 NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trymemcpy_storev_release,
-		      intptr_t *__v, intptr_t __expect, void *__dst,
-		      const void *__src, size_t __len, intptr_t __newv,
-		      int __cpu)
+		      intptr_t *v, intptr_t expect, void *dst,
+		      const void *src, size_t len, intptr_t newv,
+		      int cpu)
 #endif /* !__RSEQ_PERCPU_ARCH */

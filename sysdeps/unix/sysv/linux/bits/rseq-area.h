@@ -24,30 +24,35 @@
    used instead of struct rseq members because the definition of
    struct rseq in scope may come from kernel headers older than the
    running kernel.  A field is valid only when __rseq_size, the active
-   feature size, covers it.  */
-#define RSEQ_AREA_CPU_ID_START_OFFSET	0
-#define RSEQ_AREA_CPU_ID_OFFSET		4
-#define RSEQ_AREA_RSEQ_CS_OFFSET	8
-#define RSEQ_AREA_FLAGS_OFFSET		16
-#define RSEQ_AREA_NODE_ID_OFFSET	20
-#define RSEQ_AREA_MM_CID_OFFSET		24
+   feature size, covers it.  The names in the implementation namespace
+   are for other glibc headers; the public accessors below are GNU
+   extensions, so that programs written for earlier versions of
+   <sys/rseq.h> see no new names unless they ask for them.  */
+#define __RSEQ_AREA_CPU_ID_START_OFFSET	0
+#define __RSEQ_AREA_CPU_ID_OFFSET	4
+#define __RSEQ_AREA_RSEQ_CS_OFFSET	8
+#define __RSEQ_AREA_FLAGS_OFFSET	16
+#define __RSEQ_AREA_NODE_ID_OFFSET	20
+#define __RSEQ_AREA_MM_CID_OFFSET	24
+
+/* Helpers that extern inline functions call must not be static (C99
+   6.7.4, checked by -pedantic), so they are extern inline themselves:
+   always inlined, never emitted, no symbol in libc.  */
+#ifdef __extern_always_inline
+# define __RSEQ_INLINE_HELPER __extern_always_inline
+#else
+# define __RSEQ_INLINE_HELPER static __inline
+#endif
 
 /* True if the active feature size covers the 32-bit field at OFFSET.  */
 #define __rseq_area_has_field(offset) (__rseq_size >= (offset) + 4)
-
-__BEGIN_DECLS
-
-/* Fallbacks when the area is not usable; also declared by <sched.h>
-   under _GNU_SOURCE.  */
-extern int sched_getcpu (void) __THROW;
-extern int getcpu (unsigned int *, unsigned int *) __THROW;
 
 /* Address of the calling thread's rseq area, or a null pointer if glibc
    did not register one (rseq unavailable, denied, or disabled by the
    glibc.pthread.rseq tunable) or the compiler cannot reach the thread
    pointer.  */
-static __inline struct rseq *
-rseq_area_pointer (void)
+__RSEQ_INLINE_HELPER struct rseq *
+__rseq_area_pointer (void)
 {
 #if __glibc_has_builtin (__builtin_thread_pointer)
   if (__rseq_size != 0)
@@ -58,19 +63,43 @@ rseq_area_pointer (void)
 }
 
 /* Single-copy-atomic load of the 32-bit field at OFFSET of AREA.  */
-static __inline int
+__RSEQ_INLINE_HELPER int
 __rseq_area_load (const struct rseq *__area, unsigned int __offset)
 {
   return *(const volatile int *) ((const char *) __area + __offset);
+}
+
+#ifdef __USE_GNU
+
+# define RSEQ_AREA_CPU_ID_START_OFFSET	__RSEQ_AREA_CPU_ID_START_OFFSET
+# define RSEQ_AREA_CPU_ID_OFFSET	__RSEQ_AREA_CPU_ID_OFFSET
+# define RSEQ_AREA_RSEQ_CS_OFFSET	__RSEQ_AREA_RSEQ_CS_OFFSET
+# define RSEQ_AREA_FLAGS_OFFSET		__RSEQ_AREA_FLAGS_OFFSET
+# define RSEQ_AREA_NODE_ID_OFFSET	__RSEQ_AREA_NODE_ID_OFFSET
+# define RSEQ_AREA_MM_CID_OFFSET	__RSEQ_AREA_MM_CID_OFFSET
+
+__BEGIN_DECLS
+
+/* Fallbacks when the area is not usable; declared by <sched.h> under
+   the same condition.  */
+extern int sched_getcpu (void) __THROW;
+extern int getcpu (unsigned int *, unsigned int *) __THROW;
+
+/* Address of the calling thread's rseq area, or a null pointer (see
+   __rseq_area_pointer).  */
+static __inline struct rseq *
+rseq_area_pointer (void)
+{
+  return __rseq_area_pointer ();
 }
 
 /* Nonzero if the calling thread's rseq area is registered.  */
 static __inline int
 rseq_area_registered (void)
 {
-  struct rseq *__area = rseq_area_pointer ();
+  struct rseq *__area = __rseq_area_pointer ();
   return (__area != 0
-	  && __rseq_area_load (__area, RSEQ_AREA_CPU_ID_OFFSET) >= 0);
+	  && __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET) >= 0);
 }
 
 /* Current CPU number, as sched_getcpu, which it calls when the area is
@@ -78,10 +107,10 @@ rseq_area_registered (void)
 static __inline int
 rseq_area_cpu (void)
 {
-  struct rseq *__area = rseq_area_pointer ();
+  struct rseq *__area = __rseq_area_pointer ();
   if (__area != 0)
     {
-      int __cpu = __rseq_area_load (__area, RSEQ_AREA_CPU_ID_OFFSET);
+      int __cpu = __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET);
       if (__cpu >= 0)
 	return __cpu;
     }
@@ -94,12 +123,12 @@ rseq_area_cpu (void)
 static __inline int
 rseq_area_node (void)
 {
-  struct rseq *__area = rseq_area_pointer ();
-  if (__area != 0 && __rseq_area_has_field (RSEQ_AREA_NODE_ID_OFFSET)
-      && __rseq_area_load (__area, RSEQ_AREA_CPU_ID_OFFSET) >= 0)
-    return __rseq_area_load (__area, RSEQ_AREA_NODE_ID_OFFSET);
-
+  struct rseq *__area = __rseq_area_pointer ();
   unsigned int __node;
+
+  if (__area != 0 && __rseq_area_has_field (__RSEQ_AREA_NODE_ID_OFFSET)
+      && __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET) >= 0)
+    return __rseq_area_load (__area, __RSEQ_AREA_NODE_ID_OFFSET);
   if (getcpu ((unsigned int *) 0, &__node) != 0)
     return -1;
   return (int) __node;
@@ -113,11 +142,13 @@ rseq_area_node (void)
 static __inline int
 rseq_area_mm_cid (void)
 {
-  struct rseq *__area = rseq_area_pointer ();
-  if (__area != 0 && __rseq_area_has_field (RSEQ_AREA_MM_CID_OFFSET)
-      && __rseq_area_load (__area, RSEQ_AREA_CPU_ID_OFFSET) >= 0)
-    return __rseq_area_load (__area, RSEQ_AREA_MM_CID_OFFSET);
+  struct rseq *__area = __rseq_area_pointer ();
+  if (__area != 0 && __rseq_area_has_field (__RSEQ_AREA_MM_CID_OFFSET)
+      && __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET) >= 0)
+    return __rseq_area_load (__area, __RSEQ_AREA_MM_CID_OFFSET);
   return -1;
 }
 
 __END_DECLS
+
+#endif /* __USE_GNU */

@@ -29,11 +29,13 @@
    __RSEQ_PERCPU_ARCH and, for each operation OP of
    <sys/rseq-percpu.h>, a function
 
-     static __always_inline int
+     __RSEQ_INLINE_HELPER int
      __rseq_percpu_OP (struct rseq *area, int cpu_field_offset, ...)
 
    taking the operation's arguments after the field selector, plus a
-   final int RELEASE for the _release pairs.  Each function is one
+   final int RELEASE for the _release pairs (extern inline where the
+   compiler allows, since the inline versions of <sys/rseq-percpu.h>
+   call it).  Each function is one
    critical section: a struct rseq_cs descriptor in section __rseq_cs
    (and its address in __rseq_cs_ptr_array), the abort handler outside
    [start_ip, post_commit) and preceded by RSEQ_SIG, a check of the CPU

@@ -93,6 +93,12 @@ struct cpu_op
 };
 #endif /* !_LINUX_CPU_OPV_H */
 
+/* Entry of the auxiliary vector (getauxval) holding the number of the
+   cpu_opv system call; absent when the kernel has no cpu_opv.  */
+#ifndef AT_CPU_OPV
+# define AT_CPU_OPV 0x1000
+#endif
+
 __BEGIN_DECLS
 
 /* Run the COUNT operations of OPS in order on CPU with preemption
@@ -100,7 +106,8 @@ __BEGIN_DECLS
    the index + 1 of the first compare that failed (the operations after
    it did not run).  Returns -1 with errno set to
      ENOSYS  the running kernel has no cpu_opv (the system call number is
-	     never used unless /proc/sys/kernel/cpu_opv_syscall names it);
+	     never used unless the AT_CPU_OPV entry of the auxiliary vector
+	     names it);
      EINVAL  a malformed vector or flags, or CPU offline or not allowed;
      EFAULT  memory that cannot be read or written;
      EAGAIN  the thread kept being moved off CPU; the vector did not run.

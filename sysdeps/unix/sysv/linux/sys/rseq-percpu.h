@@ -44,14 +44,22 @@
    system call (<sys/cpu_opv.h>), which performs the same operation on
    CPU with preemption disabled, atomically with respect to the
    sequences running there, and returns 0 or >0 like the sequence.  The
-   fallback is for RSEQ_PERCPU_CPU_ID only: a concurrency ID is not a
-   CPU.  Without it (RSEQ_PERCPU_MM_CID, rseq_percpu_set_fallback
-   (RSEQ_PERCPU_FALLBACK_NEVER), or a kernel without cpu_opv, such as
-   upstream Linux) the operation returns <0 after the attempts, with
-   errno set by the libc function: ENOSYS when the kernel has no
-   cpu_opv, EINVAL when CPU is not a CPU the thread may run on.  The
-   caller's retry loop then works as it always did, except under
-   single-stepping, where it cannot make progress.
+   fallback is for RSEQ_PERCPU_INDEX_CPU_ID only: a concurrency ID is
+   not a CPU.
+
+   Whenever an operation returns <0 it sets errno, inline or not:
+     EAGAIN  the sequence aborted and no fallback ran
+	     (RSEQ_PERCPU_INDEX_MM_CID, rseq_percpu_set_fallback
+	     (RSEQ_PERCPU_FALLBACK_NEVER)), or CPU is no longer the CPU
+	     of the calling thread (it migrated before or during the
+	     call): read the CPU again and retry;
+     ENOSYS  per-CPU operations cannot run on this thread (see
+	     rseq_percpu_current_cpu), or the fallback was needed and the
+	     kernel has no cpu_opv, as upstream Linux: the caller's retry
+	     loop then works as it always did, except under
+	     single-stepping, where it cannot make progress;
+     EINVAL  FIELD is not an RSEQ_PERCPU_INDEX_* value, or the fallback
+	     rejected CPU.
 
    Only the final store is a commit.  The "try" stores of the
    trystorev and trymemcpy operations happen before it and may be
@@ -60,24 +68,25 @@
    buffer, for example).
 
    The CPU number is either the cpu_id the kernel maintains
-   (RSEQ_PERCPU_CPU_ID) or the memory-map concurrency ID
-   (RSEQ_PERCPU_MM_CID, Linux 6.3 and later), a compact index below both
+   (RSEQ_PERCPU_INDEX_CPU_ID) or the memory-map concurrency ID
+   (RSEQ_PERCPU_INDEX_MM_CID, Linux 6.3 and later), a compact index below both
    the number of CPUs and the number of threads of the process, suited
    to per-thread-group arrays.  CPU must be the value
    rseq_percpu_current_cpu returned for the same field.
 
-   The operations are inline when compiling with optimization on an
-   architecture with rseq critical sections (x86_64 and i386), and
-   otherwise calls to the same functions in libc (symbol version
-   RSEQ_1.0), which is also what foreign function interfaces use.  The
-   inline versions make one attempt and leave retries and the fallback
-   to libc.  Define RSEQ_PERCPU_NO_INLINE before including this header
-   to always call libc.  */
+   The operations are inline when compiling with optimization (any
+   -O level but -O0, with GCC or Clang) on an architecture with rseq
+   critical sections (x86_64 and i386), and otherwise calls to the same
+   functions in libc (symbol version RSEQ_1.0), which is also what
+   foreign function interfaces use.  The inline versions make one
+   attempt and leave retries, the fallback and errno to libc, so both
+   behave alike.  Define RSEQ_PERCPU_NO_INLINE before including this
+   header to always call libc.  */
 
 enum
 {
-  RSEQ_PERCPU_CPU_ID = 0,	/* Index by cpu_id.  */
-  RSEQ_PERCPU_MM_CID = 1	/* Index by mm_cid.  */
+  RSEQ_PERCPU_INDEX_CPU_ID = 0,	/* Index by cpu_id.  */
+  RSEQ_PERCPU_INDEX_MM_CID = 1	/* Index by mm_cid.  */
 };
 
 /* Attempts of a sequence before falling back to cpu_opv.  */
@@ -109,15 +118,13 @@ extern unsigned long int rseq_percpu_fallbacks (void) __THROW;
    inline and in libc.  */
 extern unsigned long int rseq_percpu_aborts (void) __THROW;
 
-/* Counts an aborted inline attempt; internal to the inline versions.  */
-extern void __rseq_percpu_count_abort (void) __THROW;
-
 /* The CPU the calling thread runs on, for indexing per-CPU data and as
    the CPU argument of the operations (cpu_id_start, or mm_cid, at the
    time of the call).  Returns -1 if per-CPU operations cannot run on
    this thread: rseq is not registered, the kernel does not provide the
    requested field, FIELD is invalid, or the architecture has no rseq
-   critical sections.  */
+   critical sections; errno is then ENOSYS, or EINVAL for an invalid
+   FIELD.  */
 extern int rseq_percpu_current_cpu (int __field) __THROW;
 
 /* If *V == EXPECT, store NEWV into *V.  */
@@ -181,6 +188,64 @@ extern int rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field,
 							intptr_t __newv,
 							int __cpu) __THROW;
 
+/* The libc continuations of the inline versions (see below);
+   not for direct use.  */
+extern int __rseq_percpu_current_cpu_slow (int __field) __THROW;
+extern int __rseq_percpu_cmpeqv_storev_slow (int __field, intptr_t *__v,
+					     intptr_t __expect,
+					     intptr_t __newv, int __cpu)
+  __THROW;
+extern int __rseq_percpu_addv_slow (int __field, intptr_t *__v,
+				    intptr_t __count, int __cpu)
+  __THROW;
+extern int __rseq_percpu_cmpnev_storeoffp_load_slow (int __field,
+						     intptr_t *__v,
+						     intptr_t __expectnot,
+						     long int __voffp,
+						     intptr_t *__load,
+						     int __cpu)
+  __THROW;
+extern int __rseq_percpu_cmpeqv_cmpeqv_storev_slow (int __field, intptr_t *__v,
+						    intptr_t __expect,
+						    intptr_t *__v2,
+						    intptr_t __expect2,
+						    intptr_t __newv, int __cpu)
+  __THROW;
+extern int __rseq_percpu_cmpeqv_trystorev_storev_slow (int __field,
+						       intptr_t *__v,
+						       intptr_t __expect,
+						       intptr_t *__v2,
+						       intptr_t __newv2,
+						       intptr_t __newv,
+						       int __cpu)
+  __THROW;
+extern int __rseq_percpu_cmpeqv_trystorev_storev_release_slow (int __field,
+							       intptr_t *__v,
+							       intptr_t __expect,
+							       intptr_t *__v2,
+							       intptr_t __newv2,
+							       intptr_t __newv,
+							       int __cpu)
+  __THROW;
+extern int __rseq_percpu_cmpeqv_trymemcpy_storev_slow (int __field,
+						       intptr_t *__v,
+						       intptr_t __expect,
+						       void *__dst,
+						       const void *__src,
+						       size_t __len,
+						       intptr_t __newv,
+						       int __cpu)
+  __THROW;
+extern int __rseq_percpu_cmpeqv_trymemcpy_storev_release_slow (int __field,
+							       intptr_t *__v,
+							       intptr_t __expect,
+							       void *__dst,
+							       const void *__src,
+							       size_t __len,
+							       intptr_t __newv,
+							       int __cpu)
+  __THROW;
+
 __END_DECLS
 
 /* Hooks for tests that inject delays at numbered points inside the
@@ -194,7 +259,7 @@ __END_DECLS
 #endif
 
 /* The architecture's critical sections, if any: defines
-   __RSEQ_PERCPU_ARCH and static inline __rseq_percpu_<op> functions
+   __RSEQ_PERCPU_ARCH and __RSEQ_INLINE_HELPER __rseq_percpu_<op> functions
    taking the area and the offset of the CPU field.  */
 #include <bits/rseq-percpu.h>
 
@@ -202,157 +267,213 @@ __END_DECLS
 
 /* Offset of the field holding the CPU number for FIELD, or -1 if the
    kernel does not provide it.  */
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_field_offset (int __field)
 {
-  if (__field == RSEQ_PERCPU_CPU_ID)
-    return RSEQ_AREA_CPU_ID_OFFSET;
-  if (__field == RSEQ_PERCPU_MM_CID
-      && __rseq_area_has_field (RSEQ_AREA_MM_CID_OFFSET))
-    return RSEQ_AREA_MM_CID_OFFSET;
+  if (__field == RSEQ_PERCPU_INDEX_CPU_ID)
+    return __RSEQ_AREA_CPU_ID_OFFSET;
+  if (__field == RSEQ_PERCPU_INDEX_MM_CID
+      && __rseq_area_has_field (__RSEQ_AREA_MM_CID_OFFSET))
+    return __RSEQ_AREA_MM_CID_OFFSET;
   return -1;
 }
 
-/* Shared by the inline functions below and libc's out-of-line ones.  */
-static __always_inline int
+/* The CPU number for FIELD, or -1.  Shared by the inline functions
+   below and libc's out-of-line ones.  */
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_current_cpu (int __field)
 {
-  struct rseq *__area = rseq_area_pointer ();
+  struct rseq *__area = __rseq_area_pointer ();
   int __off = __rseq_percpu_field_offset (__field);
+
   if (__area == 0 || __off < 0
-      || __rseq_area_load (__area, RSEQ_AREA_CPU_ID_OFFSET) < 0)
+      || __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET) < 0)
     return -1;
   /* cpu_id_start rather than cpu_id: always a valid CPU number.  */
-  return __rseq_area_load (__area, __field == RSEQ_PERCPU_CPU_ID
-			   ? RSEQ_AREA_CPU_ID_START_OFFSET : __off);
+  return __rseq_area_load (__area, __field == RSEQ_PERCPU_INDEX_CPU_ID
+			   ? __RSEQ_AREA_CPU_ID_START_OFFSET : __off);
 }
-
-/* Run OP with the area and the offset of the CPU field, or report an
-   abort when per-CPU operations cannot run (the caller then finds out
-   from rseq_percpu_current_cpu).  The offset is passed as a constant
-   in each branch so that the critical section addresses the field
-   relative to the area register; when FIELD is a constant, only one
-   branch remains.  */
-# define __RSEQ_PERCPU_CALL(op, ...)					\
-  struct rseq *__area = rseq_area_pointer ();				\
-  int __off = __rseq_percpu_field_offset (__field);			\
-  if (__area == 0 || __off < 0)						\
-    return -1;								\
-  if (__off == RSEQ_AREA_CPU_ID_OFFSET)					\
-    return __rseq_percpu_##op (__area, RSEQ_AREA_CPU_ID_OFFSET,		\
-			       __VA_ARGS__);				\
-  return __rseq_percpu_##op (__area, RSEQ_AREA_MM_CID_OFFSET, __VA_ARGS__)
 
 /* One attempt of each operation: the critical section alone, with the
-   results described at the top of this file.  */
+   results described at the top of this file, or -1 when per-CPU
+   operations cannot run.  The offset of the CPU field is a constant in
+   each call so that the critical section addresses the field relative
+   to the register holding the area; when FIELD is a constant, only one
+   call remains.  */
 
-static __always_inline int
-__rseq_percpu_try_cmpeqv_storev (int __field, intptr_t *__v,
-				 intptr_t __expect, intptr_t __newv, int __cpu)
+__RSEQ_INLINE_HELPER int
+__rseq_percpu_try_cmpeqv_storev (int __field, intptr_t *__v, intptr_t __expect,
+				 intptr_t __newv, int __cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_storev, __v, __expect, __newv, __cpu);
+  struct rseq *__area = __rseq_area_pointer ();
+  int __off = __rseq_percpu_field_offset (__field);
+
+  if (__area == 0 || __off < 0)
+    return -1;
+  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
+    return __rseq_percpu_cmpeqv_storev (__area, __RSEQ_AREA_CPU_ID_OFFSET, __v,
+					__expect, __newv, __cpu);
+  return __rseq_percpu_cmpeqv_storev (__area, __RSEQ_AREA_MM_CID_OFFSET, __v,
+				      __expect, __newv, __cpu);
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_try_addv (int __field, intptr_t *__v, intptr_t __count,
 			int __cpu)
 {
-  __RSEQ_PERCPU_CALL (addv, __v, __count, __cpu);
+  struct rseq *__area = __rseq_area_pointer ();
+  int __off = __rseq_percpu_field_offset (__field);
+
+  if (__area == 0 || __off < 0)
+    return -1;
+  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
+    return __rseq_percpu_addv (__area, __RSEQ_AREA_CPU_ID_OFFSET, __v, __count,
+			       __cpu);
+  return __rseq_percpu_addv (__area, __RSEQ_AREA_MM_CID_OFFSET, __v, __count,
+			     __cpu);
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_try_cmpnev_storeoffp_load (int __field, intptr_t *__v,
 					 intptr_t __expectnot,
 					 long int __voffp, intptr_t *__load,
 					 int __cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpnev_storeoffp_load, __v, __expectnot, __voffp,
-		      __load, __cpu);
+  struct rseq *__area = __rseq_area_pointer ();
+  int __off = __rseq_percpu_field_offset (__field);
+
+  if (__area == 0 || __off < 0)
+    return -1;
+  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
+    return __rseq_percpu_cmpnev_storeoffp_load (__area,
+						__RSEQ_AREA_CPU_ID_OFFSET, __v,
+						__expectnot, __voffp, __load,
+						__cpu);
+  return __rseq_percpu_cmpnev_storeoffp_load (__area,
+					      __RSEQ_AREA_MM_CID_OFFSET, __v,
+					      __expectnot, __voffp, __load,
+					      __cpu);
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_try_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
 					intptr_t __expect, intptr_t *__v2,
 					intptr_t __expect2, intptr_t __newv,
 					int __cpu)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_cmpeqv_storev, __v, __expect, __v2, __expect2,
-		      __newv, __cpu);
+  struct rseq *__area = __rseq_area_pointer ();
+  int __off = __rseq_percpu_field_offset (__field);
+
+  if (__area == 0 || __off < 0)
+    return -1;
+  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
+    return __rseq_percpu_cmpeqv_cmpeqv_storev (__area,
+					       __RSEQ_AREA_CPU_ID_OFFSET, __v,
+					       __expect, __v2, __expect2,
+					       __newv, __cpu);
+  return __rseq_percpu_cmpeqv_cmpeqv_storev (__area, __RSEQ_AREA_MM_CID_OFFSET,
+					     __v, __expect, __v2, __expect2,
+					     __newv, __cpu);
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_try_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
 					   intptr_t __expect, intptr_t *__v2,
 					   intptr_t __newv2, intptr_t __newv,
 					   int __cpu, int __release)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trystorev_storev, __v, __expect, __v2, __newv2,
-		      __newv, __cpu, __release);
+  struct rseq *__area = __rseq_area_pointer ();
+  int __off = __rseq_percpu_field_offset (__field);
+
+  if (__area == 0 || __off < 0)
+    return -1;
+  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
+    return __rseq_percpu_cmpeqv_trystorev_storev (__area,
+						  __RSEQ_AREA_CPU_ID_OFFSET,
+						  __v, __expect, __v2, __newv2,
+						  __newv, __cpu, __release);
+  return __rseq_percpu_cmpeqv_trystorev_storev (__area,
+						__RSEQ_AREA_MM_CID_OFFSET, __v,
+						__expect, __v2, __newv2,
+						__newv, __cpu, __release);
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_try_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
 					   intptr_t __expect, void *__dst,
 					   const void *__src, size_t __len,
 					   intptr_t __newv, int __cpu,
 					   int __release)
 {
-  __RSEQ_PERCPU_CALL (cmpeqv_trymemcpy_storev, __v, __expect, __dst, __src,
-		      __len, __newv, __cpu, __release);
+  struct rseq *__area = __rseq_area_pointer ();
+  int __off = __rseq_percpu_field_offset (__field);
+
+  if (__area == 0 || __off < 0)
+    return -1;
+  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
+    return __rseq_percpu_cmpeqv_trymemcpy_storev (__area,
+						  __RSEQ_AREA_CPU_ID_OFFSET,
+						  __v, __expect, __dst, __src,
+						  __len, __newv, __cpu,
+						  __release);
+  return __rseq_percpu_cmpeqv_trymemcpy_storev (__area,
+						__RSEQ_AREA_MM_CID_OFFSET, __v,
+						__expect, __dst, __src, __len,
+						__newv, __cpu, __release);
 }
 
-# if defined __USE_EXTERN_INLINES && !defined __RSEQ_PERCPU_NO_INLINE \
+/* Inline at every optimization level but -O0, unlike the other
+   extern inlines of glibc (__USE_EXTERN_INLINES excludes -Os): the
+   critical section in the caller's code is the point of these
+   functions.  */
+# if defined __OPTIMIZE__ && !defined __NO_INLINE__ \
+  && defined __extern_always_inline && !defined __RSEQ_PERCPU_NO_INLINE \
   && !defined RSEQ_PERCPU_NO_INLINE
 
-/* The inline versions make one attempt; after an abort they call the
-   libc function of the same name, which retries and then falls back to
-   cpu_opv (see rseq_percpu_set_fallback).  */
+__BEGIN_DECLS
+
+/* The inline versions make one attempt.  When it fails they call the
+   libc function __rseq_percpu_OP_slow, which counts the aborted
+   attempt and then does what rseq_percpu_OP does: retries, the cpu_opv
+   fallback (see rseq_percpu_set_fallback) and errno.  The
+   continuation has a name of its own because a compiler may discard an
+   inline definition that calls its own symbol (Clang does), and would
+   then never inline the critical section.  */
 
 __extern_always_inline int
 __NTH (rseq_percpu_current_cpu (int __field))
 {
-  return __rseq_percpu_current_cpu (__field);
-}
+  int __cpu = __rseq_percpu_current_cpu (__field);
 
-extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_storev,
-			   (int __field, intptr_t *__v, intptr_t __expect,
-			    intptr_t __newv, int __cpu),
-			   rseq_percpu_cmpeqv_storev);
+  if (__glibc_likely (__cpu >= 0))
+    return __cpu;
+  return __rseq_percpu_current_cpu_slow (__field);
+}
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_storev (int __field, intptr_t *__v,
 				  intptr_t __expect, intptr_t __newv,
 				  int __cpu))
 {
-  int __ret = __rseq_percpu_try_cmpeqv_storev (__field, __v, __expect,
-					       __newv, __cpu);
+  int __ret = __rseq_percpu_try_cmpeqv_storev (__field, __v, __expect, __newv,
+					       __cpu);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_cmpeqv_storev (__field, __v, __expect, __newv,
+  return __rseq_percpu_cmpeqv_storev_slow (__field, __v, __expect, __newv,
 					   __cpu);
 }
-
-extern int __REDIRECT_NTH (__rseq_percpu_libc_addv,
-			   (int __field, intptr_t *__v, intptr_t __count,
-			    int __cpu),
-			   rseq_percpu_addv);
 
 __extern_always_inline int
 __NTH (rseq_percpu_addv (int __field, intptr_t *__v, intptr_t __count,
 			 int __cpu))
 {
   int __ret = __rseq_percpu_try_addv (__field, __v, __count, __cpu);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_addv (__field, __v, __count, __cpu);
+  return __rseq_percpu_addv_slow (__field, __v, __count, __cpu);
 }
-
-extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpnev_storeoffp_load,
-			   (int __field, intptr_t *__v, intptr_t __expectnot,
-			    long int __voffp, intptr_t *__load, int __cpu),
-			   rseq_percpu_cmpnev_storeoffp_load);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
@@ -363,18 +484,12 @@ __NTH (rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
   int __ret = __rseq_percpu_try_cmpnev_storeoffp_load (__field, __v,
 						       __expectnot, __voffp,
 						       __load, __cpu);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_cmpnev_storeoffp_load (__field, __v, __expectnot,
+  return __rseq_percpu_cmpnev_storeoffp_load_slow (__field, __v, __expectnot,
 						   __voffp, __load, __cpu);
 }
-
-extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_cmpeqv_storev,
-			   (int __field, intptr_t *__v, intptr_t __expect,
-			    intptr_t *__v2, intptr_t __expect2,
-			    intptr_t __newv, int __cpu),
-			   rseq_percpu_cmpeqv_cmpeqv_storev);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
@@ -383,73 +498,52 @@ __NTH (rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
 					 int __cpu))
 {
   int __ret = __rseq_percpu_try_cmpeqv_cmpeqv_storev (__field, __v, __expect,
-						      __v2, __expect2,
-						      __newv, __cpu);
+						      __v2, __expect2, __newv,
+						      __cpu);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_cmpeqv_cmpeqv_storev (__field, __v, __expect,
-						  __v2, __expect2, __newv,
-						  __cpu);
+  return __rseq_percpu_cmpeqv_cmpeqv_storev_slow (__field, __v, __expect, __v2,
+						  __expect2, __newv, __cpu);
 }
-
-extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trystorev_storev,
-			   (int __field, intptr_t *__v, intptr_t __expect,
-			    intptr_t *__v2, intptr_t __newv2,
-			    intptr_t __newv, int __cpu),
-			   rseq_percpu_cmpeqv_trystorev_storev);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
-					    intptr_t __expect,
-					    intptr_t *__v2, intptr_t __newv2,
-					    intptr_t __newv, int __cpu))
+					    intptr_t __expect, intptr_t *__v2,
+					    intptr_t __newv2, intptr_t __newv,
+					    int __cpu))
 {
   int __ret = __rseq_percpu_try_cmpeqv_trystorev_storev (__field, __v,
 							 __expect, __v2,
 							 __newv2, __newv,
 							 __cpu, 0);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_cmpeqv_trystorev_storev (__field, __v, __expect,
+  return __rseq_percpu_cmpeqv_trystorev_storev_slow (__field, __v, __expect,
 						     __v2, __newv2, __newv,
 						     __cpu);
 }
 
-extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trystorev_storev_release,
-			   (int __field, intptr_t *__v, intptr_t __expect,
-			    intptr_t *__v2, intptr_t __newv2,
-			    intptr_t __newv, int __cpu),
-			   rseq_percpu_cmpeqv_trystorev_storev_release);
-
 __extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_trystorev_storev_release (int __field,
-						    intptr_t *__v,
+__NTH (rseq_percpu_cmpeqv_trystorev_storev_release (int __field, intptr_t *__v,
 						    intptr_t __expect,
 						    intptr_t *__v2,
 						    intptr_t __newv2,
-						    intptr_t __newv,
-						    int __cpu))
+						    intptr_t __newv, int __cpu))
 {
   int __ret = __rseq_percpu_try_cmpeqv_trystorev_storev (__field, __v,
 							 __expect, __v2,
 							 __newv2, __newv,
 							 __cpu, 1);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_cmpeqv_trystorev_storev_release (__field, __v,
+  return __rseq_percpu_cmpeqv_trystorev_storev_release_slow (__field, __v,
 							     __expect, __v2,
 							     __newv2, __newv,
 							     __cpu);
 }
-
-extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trymemcpy_storev,
-			   (int __field, intptr_t *__v, intptr_t __expect,
-			    void *__dst, const void *__src, size_t __len,
-			    intptr_t __newv, int __cpu),
-			   rseq_percpu_cmpeqv_trymemcpy_storev);
 
 __extern_always_inline int
 __NTH (rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
@@ -459,46 +553,40 @@ __NTH (rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
 {
   int __ret = __rseq_percpu_try_cmpeqv_trymemcpy_storev (__field, __v,
 							 __expect, __dst,
-							 __src, __len,
-							 __newv, __cpu, 0);
+							 __src, __len, __newv,
+							 __cpu, 0);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_cmpeqv_trymemcpy_storev (__field, __v, __expect,
+  return __rseq_percpu_cmpeqv_trymemcpy_storev_slow (__field, __v, __expect,
 						     __dst, __src, __len,
 						     __newv, __cpu);
 }
 
-extern int __REDIRECT_NTH (__rseq_percpu_libc_cmpeqv_trymemcpy_storev_release,
-			   (int __field, intptr_t *__v, intptr_t __expect,
-			    void *__dst, const void *__src, size_t __len,
-			    intptr_t __newv, int __cpu),
-			   rseq_percpu_cmpeqv_trymemcpy_storev_release);
-
 __extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field,
-						    intptr_t *__v,
+__NTH (rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field, intptr_t *__v,
 						    intptr_t __expect,
 						    void *__dst,
 						    const void *__src,
 						    size_t __len,
-						    intptr_t __newv,
-						    int __cpu))
+						    intptr_t __newv, int __cpu))
 {
   int __ret = __rseq_percpu_try_cmpeqv_trymemcpy_storev (__field, __v,
 							 __expect, __dst,
-							 __src, __len,
-							 __newv, __cpu, 1);
+							 __src, __len, __newv,
+							 __cpu, 1);
+
   if (__glibc_likely (__ret >= 0))
     return __ret;
-  __rseq_percpu_count_abort ();
-  return __rseq_percpu_libc_cmpeqv_trymemcpy_storev_release (__field, __v,
+  return __rseq_percpu_cmpeqv_trymemcpy_storev_release_slow (__field, __v,
 							     __expect, __dst,
 							     __src, __len,
 							     __newv, __cpu);
 }
 
-# endif /* __USE_EXTERN_INLINES */
+__END_DECLS
+
+# endif /* Inline.  */
 #endif /* __RSEQ_PERCPU_ARCH */
 
 #endif /* sys/rseq-percpu.h */

@@ -92,9 +92,9 @@
   [cpu_field] "m" (*(const int *) ((const char *) (__a) + (__o))),	\
   [cpu] "g" (__c),							\
   [rseq_cs] "m" (*(unsigned int *)					\
-		 ((char *) (__a) + RSEQ_AREA_RSEQ_CS_OFFSET))
+		 ((char *) (__a) + __RSEQ_AREA_RSEQ_CS_OFFSET))
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 			     intptr_t __expect, intptr_t __newv, int __cpu)
 {
@@ -126,7 +126,7 @@ __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
   return 1;
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 		    intptr_t __count, int __cpu)
 {
@@ -152,7 +152,7 @@ __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
   return -1;
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
 				     intptr_t *__v, intptr_t __expectnot,
 				     long int __voffp, intptr_t *__load,
@@ -188,7 +188,7 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
   return 1;
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 				    intptr_t *__v, intptr_t __expect,
 				    intptr_t *__v2, intptr_t __expect2,
@@ -229,7 +229,7 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 
 /* x86 does not reorder stores with other stores, so the try store is
    visible before the commit with or without RELEASE.  */
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 				       intptr_t *__v, intptr_t __expect,
 				       intptr_t *__v2, intptr_t __newv2,
@@ -274,7 +274,7 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
    handler with the copy incomplete and nothing committed.  %ecx, which
    rep movsb needs anyway, is the only scratch register, leaving the
    compiler four registers for the operands.  */
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_trymemcpy_storev (struct rseq *__area, int __off,
 				       intptr_t *__v, intptr_t __expect,
 				       void *__dst, const void *__src,

@@ -72,10 +72,10 @@
 #define __RSEQ_COMMON_INPUTS(__a, __o, __c)				\
   [cpu_field] "m" (*(const int *) ((const char *) (__a) + (__o))),	\
   [cpu] "r" (__c),							\
-  [rseq_cs] "m" (*(unsigned long long int *)				\
-		 ((char *) (__a) + RSEQ_AREA_RSEQ_CS_OFFSET))
+  [rseq_cs] "m" (*(__uint64_t *)				\
+		 ((char *) (__a) + __RSEQ_AREA_RSEQ_CS_OFFSET))
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 			     intptr_t __expect, intptr_t __newv, int __cpu)
 {
@@ -105,7 +105,7 @@ __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
   return 1;
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 		    intptr_t __count, int __cpu)
 {
@@ -130,7 +130,7 @@ __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
   return -1;
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
 				     intptr_t *__v, intptr_t __expectnot,
 				     long int __voffp, intptr_t *__load,
@@ -166,7 +166,7 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
   return 1;
 }
 
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 				    intptr_t *__v, intptr_t __expect,
 				    intptr_t *__v2, intptr_t __expect2,
@@ -205,7 +205,7 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 /* x86 does not reorder stores with other stores, so the try store is
    visible before the commit with or without RELEASE; the asm's memory
    clobber keeps the compiler from reordering around it.  */
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 				       intptr_t *__v, intptr_t __expect,
 				       intptr_t *__v2, intptr_t __newv2,
@@ -245,7 +245,7 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 /* The copy is a rep movsb: if the kernel interrupts it, the instruction
    pointer is inside the section and the thread resumes at the abort
    handler with the copy incomplete and nothing committed.  */
-static __always_inline int
+__RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_trymemcpy_storev (struct rseq *__area, int __off,
 				       intptr_t *__v, intptr_t __expect,
 				       void *__dst, const void *__src,

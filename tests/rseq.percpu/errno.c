@@ -1,0 +1,125 @@
+/* Every failing per-CPU operation returns <0 with errno set, and inline
+   and out-of-line calls agree (the harness builds this at -O0, where
+   calls go to libc, and at -O2 and -Os, where they are inline; the
+   function pointers below always reach libc):
+     EAGAIN  CPU is not the thread's CPU (it "migrated" before the call),
+	     with or without the cpu_opv fallback, and nothing is written;
+     EINVAL  an invalid field;
+     ENOSYS  rseq not registered (glibc.pthread.rseq=0).  */
+#include "rseq-test.h"
+#include <sys/rseq-percpu.h>
+#include <sys/wait.h>
+
+static int (*volatile libc_current_cpu) (int) = rseq_percpu_current_cpu;
+static int (*volatile libc_addv) (int, intptr_t *, intptr_t, int)
+  = rseq_percpu_addv;
+static int (*volatile libc_cmpeqv_storev) (int, intptr_t *, intptr_t,
+					   intptr_t, int)
+  = rseq_percpu_cmpeqv_storev;
+
+/* Expect CALL to return <0 with errno ERR.  */
+#define CHECK_FAILS(call, err)						\
+  do {									\
+    errno = 0;								\
+    int _r = (call);							\
+    int _e = errno;							\
+    if (_r >= 0 || _e != (err))						\
+      FAIL ("%s returned %d errno %d (%s), expected <0 errno %d (%s)",	\
+	    #call, _r, _e, strerror (_e), (err), strerror (err));	\
+  } while (0)
+
+static void
+pin_here (void)
+{
+  cpu_set_t set;
+  CPU_ZERO (&set);
+  CPU_SET (sched_getcpu (), &set);
+  CHECK (sched_setaffinity (0, sizeof set, &set) == 0);
+}
+
+static void
+check_stale_cpu (int field, int mode)
+{
+  int cpu = rseq_percpu_current_cpu (field);
+  if (cpu < 0)
+    return;
+  int stale = cpu + 1;
+  intptr_t v = 5;
+  unsigned long aborts = rseq_percpu_aborts ();
+  unsigned long fallbacks = rseq_percpu_fallbacks ();
+
+  CHECK (rseq_percpu_set_fallback (mode) >= 0);
+  CHECK_FAILS (rseq_percpu_addv (field, &v, 1, stale), EAGAIN);
+  CHECK_FAILS (libc_addv (field, &v, 1, stale), EAGAIN);
+  CHECK_FAILS (rseq_percpu_cmpeqv_storev (field, &v, 5, 6, stale), EAGAIN);
+  CHECK_FAILS (libc_cmpeqv_storev (field, &v, 5, 6, stale), EAGAIN);
+  CHECK_EQ (v, 5);
+  /* A stale CPU is not run there through cpu_opv.  */
+  CHECK_EQ (rseq_percpu_fallbacks (), fallbacks);
+  CHECK (rseq_percpu_aborts () - aborts <= 2);
+  CHECK (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_AUTO) >= 0);
+
+  /* The thread's own CPU still works.  */
+  CHECK_EQ (rseq_percpu_addv (field, &v, 1, cpu), 0);
+  CHECK_EQ (libc_addv (field, &v, 1, cpu), 0);
+  CHECK_EQ (v, 7);
+}
+
+static void
+check_registered (void)
+{
+  pin_here ();
+  check_stale_cpu (RSEQ_PERCPU_INDEX_CPU_ID, RSEQ_PERCPU_FALLBACK_AUTO);
+  check_stale_cpu (RSEQ_PERCPU_INDEX_CPU_ID, RSEQ_PERCPU_FALLBACK_NEVER);
+  check_stale_cpu (RSEQ_PERCPU_INDEX_CPU_ID, RSEQ_PERCPU_FALLBACK_ALWAYS);
+  check_stale_cpu (RSEQ_PERCPU_INDEX_MM_CID, RSEQ_PERCPU_FALLBACK_AUTO);
+
+  intptr_t v = 0;
+  CHECK_FAILS (rseq_percpu_current_cpu (7), EINVAL);
+  CHECK_FAILS (libc_current_cpu (7), EINVAL);
+  CHECK_FAILS (rseq_percpu_addv (7, &v, 1, 0), EINVAL);
+  CHECK_FAILS (libc_addv (7, &v, 1, 0), EINVAL);
+  CHECK_EQ (v, 0);
+}
+
+static void
+check_unregistered (void)
+{
+  intptr_t v = 0;
+  CHECK_FAILS (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID), ENOSYS);
+  CHECK_FAILS (libc_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID), ENOSYS);
+  CHECK_FAILS (rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 0), ENOSYS);
+  CHECK_FAILS (libc_addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 0), ENOSYS);
+  CHECK_FAILS (rseq_percpu_addv (RSEQ_PERCPU_INDEX_MM_CID, &v, 1, 0), ENOSYS);
+  CHECK_EQ (v, 0);
+  /* Nothing ran, so nothing aborted.  */
+  CHECK_EQ (rseq_percpu_aborts (), 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc > 1 && strcmp (argv[1], "--unregistered") == 0)
+    {
+      check_unregistered ();
+      return 0;
+    }
+  require_kernel_rseq ();
+  if (!rseq_area_registered ())
+    UNSUPPORTED ("glibc did not register rseq (__rseq_size %u)", __rseq_size);
+  check_registered ();
+
+  pid_t pid = fork ();
+  CHECK (pid >= 0);
+  if (pid == 0)
+    {
+      setenv ("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
+      execl ("/proc/self/exe", argv[0], "--unregistered", NULL);
+      FAIL ("execl: %s", strerror (errno));
+    }
+  int status;
+  CHECK (waitpid (pid, &status, 0) == pid);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    FAIL ("child with the tunable off failed, status %#x", status);
+  return 0;
+}

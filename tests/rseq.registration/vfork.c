@@ -1,0 +1,167 @@
+/* A vfork child, and a clone child with CLONE_VM | CLONE_VFORK and no
+   CLONE_SETTLS, runs on its parent's rseq area without a registration
+   of its own.  After the child moves to another CPU, getcpu,
+   sched_getcpu, rseq_area_cpu and the per-CPU operations must not
+   report or commit on the parent's CPU; and when the parent resumes,
+   its registration, its cpu_id and its per-CPU operations must be
+   intact.  Repeated so that the parent resumes both after sleeping and
+   without having been scheduled out.  */
+#include "rseq-test.h"
+#include <sys/rseq-percpu.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#define ROUNDS 200
+
+/* What the child saw; the child shares the parent's memory.  */
+struct child_view
+{
+  int moved;
+  int getcpu_cpu;
+  int sched_cpu;
+  int syscall_cpu;
+  int area_cpu;
+  int percpu_cpu;
+  int percpu_errno;
+  int addv_ret;
+};
+
+static volatile struct child_view view;
+static intptr_t counter;
+
+static void
+pin (int cpu)
+{
+  cpu_set_t set;
+  CPU_ZERO (&set);
+  CPU_SET (cpu, &set);
+  if (sched_setaffinity (0, sizeof set, &set) != 0)
+    FAIL ("sched_setaffinity (%d): %s", cpu, strerror (errno));
+}
+
+/* Runs in the vfork child: move to OTHER, then look.  Only stores to
+   memory and calls that return; leaves with _exit.  */
+static void
+child (int home, int other)
+{
+  unsigned int cpu = 0;
+  cpu_set_t set;
+
+  CPU_ZERO (&set);
+  CPU_SET (other, &set);
+  view.moved = sched_setaffinity (0, sizeof set, &set) == 0;
+  view.syscall_cpu = syscall_getcpu (&cpu, NULL) == 0 ? (int) cpu : -1;
+  view.getcpu_cpu = getcpu (&cpu, NULL) == 0 ? (int) cpu : -1;
+  view.sched_cpu = sched_getcpu ();
+  view.area_cpu = rseq_area_cpu ();
+  errno = 0;
+  view.percpu_cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
+  view.percpu_errno = errno;
+  /* The parent's CPU, as a caller holding a stale CPU number would
+     pass it: must not commit here.  */
+  view.addv_ret = rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &counter, 1,
+				    home);
+  _exit (0);
+}
+
+struct clone_args_pair
+{
+  int home, other;
+};
+
+static int
+clone_child (void *arg)
+{
+  struct clone_args_pair *p = arg;
+  child (p->home, p->other);
+  return 0;
+}
+
+/* The child's stack for clone.  */
+static char clone_stack[256 * 1024] __attribute__ ((aligned (16)));
+
+/* Start a child that shares the caller's memory and thread descriptor
+   while the caller waits: vfork, or clone (USE_CLONE).  */
+static pid_t
+start_child (int use_clone, int home, int other)
+{
+  if (use_clone)
+    {
+      struct clone_args_pair p = { home, other };
+      return clone (clone_child, clone_stack + sizeof clone_stack,
+		    CLONE_VM | CLONE_VFORK | SIGCHLD, &p);
+    }
+  pid_t pid = vfork ();
+  if (pid == 0)
+    child (home, other);
+  return pid;
+}
+
+static void
+check_child (int other)
+{
+  CHECK_EQ (view.moved, 1);
+  CHECK_EQ (view.syscall_cpu, other);
+  CHECK_EQ (view.getcpu_cpu, other);
+  CHECK_EQ (view.sched_cpu, other);
+  CHECK_EQ (view.area_cpu, other);
+  CHECK_EQ (view.percpu_cpu, -1);
+  CHECK_EQ (view.percpu_errno, ENOSYS);
+  CHECK (view.addv_ret < 0);
+  CHECK_EQ (counter, 0);
+}
+
+static void
+check_parent (int home)
+{
+  unsigned int cpu;
+  CHECK (syscall_getcpu (&cpu, NULL) == 0);
+  CHECK_EQ (cpu, home);
+  CHECK_EQ (raw_area_cpu_id (), home);
+  CHECK_EQ (sched_getcpu (), home);
+  CHECK (getcpu (&cpu, NULL) == 0);
+  CHECK_EQ (cpu, home);
+  CHECK_EQ (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID), home);
+  int ret;
+  do
+    ret = rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &counter, 1, home);
+  while (ret < 0 && errno == EAGAIN);
+  CHECK_EQ (ret, 0);
+  CHECK_EQ (counter, 1);
+  counter = 0;
+}
+
+int
+main (void)
+{
+  require_kernel_rseq ();
+  if (!rseq_area_registered ())
+    UNSUPPORTED ("glibc did not register rseq (__rseq_size %u)", __rseq_size);
+
+  cpu_set_t allowed;
+  CHECK (sched_getaffinity (0, sizeof allowed, &allowed) == 0);
+  int cpus[2], n = 0;
+  for (int i = 0; i < CPU_SETSIZE && n < 2; i++)
+    if (CPU_ISSET (i, &allowed))
+      cpus[n++] = i;
+  if (n < 2)
+    UNSUPPORTED ("needs two CPUs in the affinity mask, has %d", n);
+
+  for (int round = 0; round < ROUNDS; round++)
+    {
+      int home = cpus[round % 2], other = cpus[1 - round % 2];
+      pin (home);
+      while (sched_getcpu () != home)
+	sched_yield ();
+      memset ((void *) &view, 0, sizeof view);
+      pid_t pid = start_child (round % 4 >= 2, home, other);
+      CHECK (pid > 0);
+      int status;
+      CHECK (waitpid (pid, &status, 0) == pid);
+      CHECK (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+      check_child (other);
+      check_parent (home);
+      check_thread_registered ("parent after vfork");
+    }
+  return 0;
+}
