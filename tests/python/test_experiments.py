@@ -108,3 +108,15 @@ def test_counters_creates_its_output_directory(tmp_path):
     r = _run("counters.py", out, 2000)
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("script,args", [
+    ("migration_timeline.py", ["t.png", "x"]),
+    ("migration_timeline.py", ["t.png", "2", "-1"]),
+    ("counters.py", ["c.png", "0"]),
+])
+def test_experiments_reject_bad_arguments_clearly(tmp_path, script, args):
+    r = _run(script, *[tmp_path / a if a.endswith(".png") else a
+                       for a in args])
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "usage:" in r.stderr, r.stderr

@@ -6,6 +6,7 @@ against the thread count (log2 axis).
     out/bin/rseq-python bindings/python/examples/counters.py [OUT.png] [ADDS_PER_THREAD]
 """
 
+import argparse
 import os
 import sys
 import time
@@ -74,9 +75,25 @@ def prepare_output(path):
         sys.exit(f"{sys.argv[0]}: cannot write {path}: {e}")
 
 
+def positive_int(text):
+    value = int(text)
+    if value <= 0:
+        raise ValueError(text)
+    return value
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", nargs="?", default="counters.png",
+                        help="PNG to write (its directory is created)")
+    parser.add_argument("adds", nargs="?", type=positive_int,
+                        default=2_000_000, help="adds per thread")
+    return parser.parse_args()
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "counters.png"
-    adds = int(sys.argv[2]) if len(sys.argv) > 2 else 2_000_000
+    args = parse_args()
+    out, adds = args.out, args.adds
     prepare_output(out)
     ncpu = os.cpu_count()
     thread_counts = sorted({1, ncpu, 2 * ncpu, 4 * ncpu})

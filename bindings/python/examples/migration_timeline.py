@@ -8,6 +8,7 @@ mm_cid in the lower one.
     out/bin/rseq-python bindings/python/examples/migration_timeline.py [OUT.png] [THREADS] [SECONDS]
 """
 
+import argparse
 import os
 import sys
 import threading
@@ -132,10 +133,29 @@ def prepare_output(path):
         sys.exit(f"{sys.argv[0]}: cannot write {path}: {e}")
 
 
+def positive(kind):
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise ValueError(text)
+        return value
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", nargs="?", default="migration-timeline.png",
+                        help="PNG to write (its directory is created)")
+    parser.add_argument("threads", nargs="?", type=positive(int), default=4)
+    parser.add_argument("seconds", nargs="?", type=positive(float),
+                        default=3.0)
+    return parser.parse_args()
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "migration-timeline.png"
-    nthreads = int(sys.argv[2]) if len(sys.argv) > 2 else 4
-    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 3.0
+    args = parse_args()
+    out, nthreads, seconds = args.out, args.threads, args.seconds
     prepare_output(out)
     info = rseq.info()
     per_thread = record(nthreads, seconds, info["mm_cid"])
