@@ -10,10 +10,10 @@ main ()
   for (int i = 0; i < 1000; i++)
     for (;;)
       {
-	int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID);
+	int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
 	if (cpu < 0)
 	  return 77;
-	if (rseq_percpu_addv (RSEQ_PERCPU_CPU_ID, &v, 1, cpu) == 0)
+	if (rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, cpu) == 0)
 	  break;
       }
   std::printf ("%ld\n", (long) v);
