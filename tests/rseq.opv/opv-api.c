@@ -33,6 +33,19 @@ trap_cpu_opv_number (void)
     UNSUPPORTED ("cannot install a seccomp filter: %s", strerror (errno));
 }
 
+/* ADDV on the calling thread's CPU, with the CPU read again when the
+   thread migrated between the read and the call (EAGAIN).  */
+static int
+add_on_own_cpu (int (*addv) (int, intptr_t *, intptr_t, int), intptr_t *v)
+{
+  int ret;
+  do
+    ret = addv (RSEQ_PERCPU_INDEX_CPU_ID, v, 1,
+		rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID));
+  while (ret < 0 && errno == EAGAIN);
+  return ret;
+}
+
 static void
 test_without_cpu_opv (void)
 {
@@ -48,9 +61,8 @@ test_without_cpu_opv (void)
   int (*addv) (int, intptr_t *, intptr_t, int) = rseq_percpu_addv;
   CHECK_EQ (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_ALWAYS),
 	    RSEQ_PERCPU_FALLBACK_AUTO);
-  int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
-  CHECK (cpu >= 0);
-  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, cpu), ENOSYS);
+  CHECK (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID) >= 0);
+  CHECK_ERRNO (add_on_own_cpu (addv, &v), ENOSYS);
   CHECK_EQ (v, 5);
   CHECK_EQ (rseq_percpu_fallbacks (), 0);
   printf ("no cpu_opv: ENOSYS everywhere, number 500 never called\n");
@@ -157,18 +169,31 @@ test_fallback_modes (void)
 	    RSEQ_PERCPU_FALLBACK_AUTO);
   unsigned long before = rseq_percpu_fallbacks ();
   for (int i = 0; i < 100; i++)
-    {
-      int cpu = rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
-      CHECK_EQ (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, cpu), 0);
-    }
+    CHECK_EQ (add_on_own_cpu (addv, &v), 0);
   CHECK_EQ (v, 100);
   CHECK_EQ (rseq_percpu_fallbacks () - before, 100);
 
-  /* cpu_opv can target any allowed CPU, not only the current one.  */
-  CHECK_EQ (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 0), 0);
+  /* A CPU that is not the thread's (the caller migrated after reading
+     it, or never ran there) is refused with EAGAIN, so that the caller
+     reads its CPU again, rather than run there by cpu_opv; the helpers
+     of <sys/cpu_opv.h> still target any allowed CPU.  */
+  cpu_set_t all, here;
+  CHECK (sched_getaffinity (0, sizeof all, &all) == 0);
+  int cpu = my_cpu ();
+  CPU_ZERO (&here);
+  CPU_SET (cpu, &here);
+  CHECK (sched_setaffinity (0, sizeof here, &here) == 0);
+  int other = cpu == 0 ? 1 : 0;
+  before = rseq_percpu_fallbacks ();
+  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, other), EAGAIN);
+  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 100000), EAGAIN);
+  CHECK_EQ (v, 100);
+  CHECK_EQ (rseq_percpu_fallbacks (), before);
+  CHECK_EQ (cpu_opv_add (&v, 1, sizeof v, other), 0);
   CHECK_EQ (v, 101);
-  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 100000), EINVAL);
+  CHECK_ERRNO (cpu_opv_add (&v, 1, sizeof v, 100000), EINVAL);
   CHECK_EQ (v, 101);
+  CHECK (sched_setaffinity (0, sizeof all, &all) == 0);
 
   CHECK_EQ (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_NEVER),
 	    RSEQ_PERCPU_FALLBACK_ALWAYS);
@@ -228,11 +253,14 @@ main (void)
     UNSUPPORTED ("rseq is not registered");
   if (!kernel_has_cpu_opv ())
     {
+      /* libc learns it from the auxiliary vector, without a call.  */
+      CHECK_EQ (getauxval (AT_CPU_OPV), 0);
       /* Before libc's first look, so a blind call would be caught.  */
       trap_cpu_opv_number ();
       test_without_cpu_opv ();
       return 0;
     }
+  CHECK_EQ (getauxval (AT_CPU_OPV), NR_CPU_OPV);
   CHECK_ERRNO (cpu_opv (NULL, 0, 0, 0), EINVAL);
   test_helpers ();
   test_cmpstorememcpy ();
