@@ -15,7 +15,10 @@ gcc -O2 -Wall -pthread -o "$b/cpu-lookup-stock" "$TOP/bench/cpu-lookup.c"
 
 echo "Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d)"
 /usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds"
-/usr/bin/python3 "$TOP/bench/percpu_bench.py" "$b/percpu-bench" "$rounds"
+# The same with Clang, whose inline row must match GCC's.
+"$OUT/bin/rseq-clang" -O2 -Wall -pthread -I"$TOP/percpu" -o "$b/percpu-bench-clang" \
+  "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
+/usr/bin/python3 "$TOP/bench/percpu_bench.py" "$b/percpu-bench" "$rounds" "$b/percpu-bench-clang"
 "$OUT/bin/rseq-python" "$TOP/bench/python_bench.py" "$rounds"
 
 # cpu_opv against rseq, in the test VM (the host kernel has no cpu_opv).
