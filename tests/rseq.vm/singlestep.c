@@ -33,8 +33,8 @@ static struct percpu_node nodes[NODES];
 static void
 setup_structures (void)
 {
-  if (percpu_counter_init (&counter, RSEQ_PERCPU_CPU_ID) < 0
-      || percpu_list_init (&list, RSEQ_PERCPU_CPU_ID) < 0)
+  if (percpu_counter_init (&counter, RSEQ_PERCPU_INDEX_CPU_ID) < 0
+      || percpu_list_init (&list, RSEQ_PERCPU_INDEX_CPU_ID) < 0)
     FAIL ("init: %s", strerror (errno));
   for (int i = 0; i < NODES; i++)
     {
@@ -137,7 +137,7 @@ main (int argc, char **argv)
   int never = argc > 2 && strcmp (argv[2], "--never") == 0;
   if (argc < 2 || (!expect_progress && strcmp (argv[1], "stuck") != 0))
     FAIL ("usage: singlestep progress|stuck [--never]");
-  if (rseq_percpu_current_cpu (RSEQ_PERCPU_CPU_ID) < 0)
+  if (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID) < 0)
     UNSUPPORTED ("rseq is not registered");
   int have_opv = cpu_opv (NULL, 0, 0, 0) < 0 && errno == EINVAL;
   if (expect_progress && !have_opv)
