@@ -17,6 +17,7 @@
 #include <sys/rseq.h>
 #include <sys/rseq-syscall.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXIT_UNSUPPORTED 77
@@ -142,6 +143,26 @@ check_thread_registered (const char *where)
 	return;
     }
   FAIL ("%s: cpu_id never agreed with getcpu", where);
+}
+
+/* Run this program again with glibc's registration turned off
+   (GLIBC_TUNABLES=glibc.pthread.rseq=0) and ARG as its only argument;
+   fail unless that run exits 0.  */
+static inline void
+run_self_with_rseq_off (const char *argv0, const char *arg)
+{
+  pid_t pid = fork ();
+  CHECK (pid >= 0);
+  if (pid == 0)
+    {
+      setenv ("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
+      execl ("/proc/self/exe", argv0, arg, (char *) NULL);
+      FAIL ("execl: %s", strerror (errno));
+    }
+  int status;
+  CHECK (waitpid (pid, &status, 0) == pid);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    FAIL ("%s with glibc.pthread.rseq=0 failed, status %#x", arg, status);
 }
 
 #endif /* RSEQ_TEST_H */

@@ -5,7 +5,6 @@
    length and bad flags, EFAULT for an address outside user space, then
    a successful registration, unregistration and their errors.  */
 #include "rseq-test.h"
-#include <sys/wait.h>
 
 #define OTHER_SIG (RSEQ_SIG ^ 0x1)
 
@@ -94,17 +93,6 @@ main (int argc, char **argv)
   require_kernel_rseq ();
   check_with_glibc_registration ();
 
-  pid_t pid = fork ();
-  CHECK (pid >= 0);
-  if (pid == 0)
-    {
-      setenv ("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
-      execl ("/proc/self/exe", argv[0], "--unregistered", NULL);
-      FAIL ("execl: %s", strerror (errno));
-    }
-  int status;
-  CHECK (waitpid (pid, &status, 0) == pid);
-  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
-    FAIL ("unregistered child failed, status %#x", status);
+  run_self_with_rseq_off (argv[0], "--unregistered");
   return 0;
 }

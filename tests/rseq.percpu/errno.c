@@ -8,7 +8,6 @@
      ENOSYS  rseq not registered (glibc.pthread.rseq=0).  */
 #include "rseq-test.h"
 #include <sys/rseq-percpu.h>
-#include <sys/wait.h>
 
 static int (*volatile libc_current_cpu) (int) = rseq_percpu_current_cpu;
 static int (*volatile libc_addv) (int, intptr_t *, intptr_t, int)
@@ -109,17 +108,6 @@ main (int argc, char **argv)
     UNSUPPORTED ("glibc did not register rseq (__rseq_size %u)", __rseq_size);
   check_registered ();
 
-  pid_t pid = fork ();
-  CHECK (pid >= 0);
-  if (pid == 0)
-    {
-      setenv ("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
-      execl ("/proc/self/exe", argv[0], "--unregistered", NULL);
-      FAIL ("execl: %s", strerror (errno));
-    }
-  int status;
-  CHECK (waitpid (pid, &status, 0) == pid);
-  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
-    FAIL ("child with the tunable off failed, status %#x", status);
+  run_self_with_rseq_off (argv[0], "--unregistered");
   return 0;
 }

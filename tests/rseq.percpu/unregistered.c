@@ -4,7 +4,6 @@
    with ENOSYS instead of spinning.  */
 #include "rseq-test.h"
 #include "percpu.h"
-#include <sys/wait.h>
 
 static int (*volatile ool_current_cpu) (int) = rseq_percpu_current_cpu;
 
@@ -38,17 +37,6 @@ main (int argc, char **argv)
       return 0;
     }
   require_kernel_rseq ();
-  pid_t pid = fork ();
-  CHECK (pid >= 0);
-  if (pid == 0)
-    {
-      setenv ("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
-      execl ("/proc/self/exe", argv[0], "--child", NULL);
-      FAIL ("execl: %s", strerror (errno));
-    }
-  int status;
-  CHECK (waitpid (pid, &status, 0) == pid);
-  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
-    FAIL ("child with the tunable off failed, status %#x", status);
+  run_self_with_rseq_off (argv[0], "--child");
   return 0;
 }
