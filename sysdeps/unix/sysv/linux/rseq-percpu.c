@@ -67,6 +67,17 @@ valid_field (int field)
 	 || field == RSEQ_PERCPU_INDEX_MM_CID;
 }
 
+/* An attempt found the thread on another CPU than CPU: no abort,
+   and no point in retrying on a CPU the caller no longer runs on.
+   rseq_percpu_current_cpu sets errno when no CPU is usable at all.  */
+int
+__rseq_percpu_cpu_changed (int field)
+{
+  if (rseq_percpu_current_cpu (field) >= 0)
+    __set_errno (EAGAIN);
+  return -1;
+}
+
 #ifdef __RSEQ_PERCPU_ARCH
 
 int
@@ -133,6 +144,8 @@ fallback_result (int ret)
 	    int ret = (attempt);					\
 	    if (ret >= 0)						\
 	      return ret;						\
+	    if (ret == __RSEQ_PERCPU_CPU_CHANGED)			\
+	      return __rseq_percpu_cpu_changed (field);			\
 	    ++abort_count;						\
 	    if (!fall_back)						\
 	      {								\

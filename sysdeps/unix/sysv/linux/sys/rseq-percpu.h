@@ -37,8 +37,12 @@
      <0  not done: nothing was committed.  Read the CPU again with
 	 rseq_percpu_current_cpu and retry.
 
-   A sequence aborts when the thread is preempted, migrated or gets a
-   signal, or no longer runs on CPU.  A debugger that single-steps
+   A sequence aborts when the kernel restarts it: the thread was
+   preempted, migrated or got a signal inside it.  A thread found on
+   another CPU than CPU as the sequence starts has nothing to restart:
+   the operation fails with EAGAIN at once.  rseq_percpu_aborts counts
+   the restarts only, so it matches what the kernel's rseq_ip_fixup
+   trace event reports for the thread.  A debugger that single-steps
    through a sequence aborts it every time, so an operation retries it
    at most RSEQ_PERCPU_RETRIES times and then falls back to the cpu_opv
    system call (<sys/cpu_opv.h>), which performs the same operation on
@@ -114,8 +118,8 @@ extern int rseq_percpu_set_fallback (int __mode) __THROW;
    cpu_opv fallback.  */
 extern unsigned long int rseq_percpu_fallbacks (void) __THROW;
 
-/* The number of aborted attempts of the calling thread's operations,
-   inline and in libc.  */
+/* The number of attempts of the calling thread's operations, inline
+   and in libc, that the kernel aborted.  */
 extern unsigned long int rseq_percpu_aborts (void) __THROW;
 
 /* The CPU the calling thread runs on, for indexing per-CPU data and as
@@ -189,7 +193,11 @@ extern int rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field,
 							int __cpu) __THROW;
 
 /* The libc continuations of the inline versions (see below);
-   not for direct use.  */
+   not for direct use.  __rseq_percpu_cpu_changed is the result of an
+   attempt that found the thread on another CPU than CPU before it
+   started: -1 with errno EAGAIN (ENOSYS or EINVAL if per-CPU
+   operations cannot run at all), not an abort.  */
+extern int __rseq_percpu_cpu_changed (int __field) __THROW;
 extern int __rseq_percpu_current_cpu_slow (int __field) __THROW;
 extern int __rseq_percpu_cmpeqv_storev_slow (int __field, intptr_t *__v,
 					     intptr_t __expect,
@@ -258,6 +266,11 @@ __END_DECLS
 # define RSEQ_PERCPU_INJECT_CLOBBER
 #endif
 
+/* What the single attempts below return when the CPU check at the
+   start of the section failed: the caller's CPU is stale, and nothing
+   ran or was restarted.  */
+#define __RSEQ_PERCPU_CPU_CHANGED (-2)
+
 /* The architecture's critical sections, if any: defines
    __RSEQ_PERCPU_ARCH and __RSEQ_INLINE_HELPER __rseq_percpu_<op> functions
    taking the area and the offset of the CPU field.  */
@@ -295,8 +308,9 @@ __rseq_percpu_current_cpu (int __field)
 }
 
 /* One attempt of each operation: the critical section alone, with the
-   results described at the top of this file, or -1 when per-CPU
-   operations cannot run.  The offset of the CPU field is a constant in
+   results described at the top of this file (-1 when it aborted),
+   __RSEQ_PERCPU_CPU_CHANGED when the thread was not on CPU as it
+   started, or -1 when per-CPU operations cannot run.  The offset of the CPU field is a constant in
    each call so that the critical section addresses the field relative
    to the register holding the area; when FIELD is a constant, only one
    call remains.  */
@@ -460,6 +474,8 @@ __NTH (rseq_percpu_cmpeqv_storev (int __field, intptr_t *__v,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_cmpeqv_storev_slow (__field, __v, __expect, __newv,
 					   __cpu);
 }
@@ -472,6 +488,8 @@ __NTH (rseq_percpu_addv (int __field, intptr_t *__v, intptr_t __count,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_addv_slow (__field, __v, __count, __cpu);
 }
 
@@ -487,6 +505,8 @@ __NTH (rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_cmpnev_storeoffp_load_slow (__field, __v, __expectnot,
 						   __voffp, __load, __cpu);
 }
@@ -503,6 +523,8 @@ __NTH (rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_cmpeqv_cmpeqv_storev_slow (__field, __v, __expect, __v2,
 						  __expect2, __newv, __cpu);
 }
@@ -520,6 +542,8 @@ __NTH (rseq_percpu_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_cmpeqv_trystorev_storev_slow (__field, __v, __expect,
 						     __v2, __newv2, __newv,
 						     __cpu);
@@ -539,6 +563,8 @@ __NTH (rseq_percpu_cmpeqv_trystorev_storev_release (int __field, intptr_t *__v,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_cmpeqv_trystorev_storev_release_slow (__field, __v,
 							     __expect, __v2,
 							     __newv2, __newv,
@@ -558,6 +584,8 @@ __NTH (rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_cmpeqv_trymemcpy_storev_slow (__field, __v, __expect,
 						     __dst, __src, __len,
 						     __newv, __cpu);
@@ -578,6 +606,8 @@ __NTH (rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field, intptr_t *__v,
 
   if (__glibc_likely (__ret >= 0))
     return __ret;
+  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
+    return __rseq_percpu_cpu_changed (__field);
   return __rseq_percpu_cmpeqv_trymemcpy_storev_release_slow (__field, __v,
 							     __expect, __dst,
 							     __src, __len,

@@ -70,11 +70,13 @@
   "1:\n\t"
 #define __RSEQ_ARM __RSEQ_ARM_WITH ("%%eax")
 
-/* Still on CPU?  Otherwise behave as if the kernel had aborted.  */
+/* Still on CPU?  Otherwise the caller's CPU is stale and nothing ran:
+   not an abort (the kernel restarted nothing), but
+   __RSEQ_PERCPU_CPU_CHANGED.  */
 #define __RSEQ_CHECK_CPU_WITH(reg)					\
   "movl %[cpu], " reg "\n\t"						\
   "cmpl " reg ", %[cpu_field]\n\t"					\
-  "jnz 4f\n\t"
+  "jnz %l[__rseq_cpu_changed]\n\t"
 #define __RSEQ_CHECK_CPU __RSEQ_CHECK_CPU_WITH ("%%eax")
 
 /* The abort handler, out of line: RSEQ_SIG as the operand of a ud1
@@ -118,10 +120,13 @@ __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "eax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -146,10 +151,12 @@ __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "eax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort);
+			     : __rseq_abort, __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
 }
 
 __RSEQ_INLINE_HELPER int
@@ -180,10 +187,13 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "eax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -219,10 +229,13 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "eax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -261,10 +274,13 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "eax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -308,10 +324,13 @@ __rseq_percpu_cmpeqv_trymemcpy_storev (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "ecx", "esi", "edi"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }

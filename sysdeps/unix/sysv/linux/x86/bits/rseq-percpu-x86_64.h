@@ -53,10 +53,12 @@
   "movq %%rax, %[rseq_cs]\n"						\
   "1:\n\t"
 
-/* Still on CPU?  Otherwise behave as if the kernel had aborted.  */
+/* Still on CPU?  Otherwise the caller's CPU is stale and nothing ran:
+   not an abort (the kernel restarted nothing), but
+   __RSEQ_PERCPU_CPU_CHANGED.  */
 #define __RSEQ_CHECK_CPU						\
   "cmpl %[cpu], %[cpu_field]\n\t"					\
-  "jnz 4f\n\t"
+  "jnz %l[__rseq_cpu_changed]\n\t"
 
 /* The abort handler, out of line: RSEQ_SIG as the operand of a ud1
    instruction (the kernel checks the four bytes before abort_ip), then
@@ -97,10 +99,13 @@ __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "rax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -124,10 +129,12 @@ __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "rax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort);
+			     : __rseq_abort, __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
 }
 
 __RSEQ_INLINE_HELPER int
@@ -158,10 +165,13 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "rax", "rbx"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -194,10 +204,13 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "rax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -234,10 +247,13 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "rax"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
@@ -277,10 +293,13 @@ __rseq_percpu_cmpeqv_trymemcpy_storev (struct rseq *__area, int __off,
 			       RSEQ_PERCPU_INJECT_INPUT
 			     : "memory", "cc", "rax", "rcx", "rsi", "rdi"
 			       RSEQ_PERCPU_INJECT_CLOBBER
-			     : __rseq_abort, __rseq_cmpfail);
+			     : __rseq_abort, __rseq_cmpfail,
+			       __rseq_cpu_changed);
   return 0;
  __rseq_abort:
   return -1;
+ __rseq_cpu_changed:
+  return __RSEQ_PERCPU_CPU_CHANGED;
  __rseq_cmpfail:
   return 1;
 }
