@@ -12,6 +12,8 @@ python3 build_rseq.py SYSROOT_INCLUDE OUTDIR
   2.35's __rseq_offset/__rseq_size: it imports under the patched glibc
   (the rseq-python launcher) and under a stock glibc >= 2.35 alike, and
   never loads a second libc.
+  structures.c, appended to its source, adds per-CPU free lists and
+  buffers built on the patched glibc's out-of-line operations.
 - rseq._fastcpu: a plain CPython extension (fastcpu.c) for
   current_cpu() and current_node(), which cffi would make cost more
   than os.getpid() by releasing and retaking the GIL around each call.
@@ -51,6 +53,18 @@ int rseqpy_cpu_opv(int count, const int32_t *types, const uint32_t *lens,
 int rseqpy_cpu_opv_present(void);
 int rseqpy_set_fallback(int mode);
 long rseqpy_thread_stat(int which);
+
+typedef struct rseqpy_list rseqpy_list;
+rseqpy_list *rseqpy_list_new(long nodes_count);
+void rseqpy_list_free(rseqpy_list *l);
+long rseqpy_list_churn(rseqpy_list *l, long n);
+long rseqpy_list_values(rseqpy_list *l, long *out, long n);
+
+typedef struct rseqpy_buffer rseqpy_buffer;
+rseqpy_buffer *rseqpy_buffer_new(long items_count, long item_size);
+void rseqpy_buffer_free(rseqpy_buffer *b);
+long rseqpy_buffer_churn(rseqpy_buffer *b, long n);
+long rseqpy_buffer_values(rseqpy_buffer *b, long *out, long n);
 """
 
 SOURCE = r"""
@@ -61,6 +75,7 @@ SOURCE = r"""
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -109,6 +124,15 @@ rseqpy_nr_slots (void)
 enum { FIELD_CPU_ID = 0, FIELD_MM_CID = 1 };
 
 enum { KIND_RSEQ, KIND_ATOMIC, KIND_MUTEX };
+
+/* What a single attempt returns when the thread was no longer on CPU
+   as the section started (older headers returned -1, as for an
+   abort).  */
+#ifdef __RSEQ_PERCPU_CPU_CHANGED
+# define RSEQPY_CPU_CHANGED __RSEQ_PERCPU_CPU_CHANGED
+#else
+# define RSEQPY_CPU_CHANGED (-2)
+#endif
 
 struct slot { intptr_t value; } __attribute__ ((aligned (64)));
 
@@ -257,11 +281,16 @@ rseq_add_loop (rseqpy_counter *c, int field, long n, intptr_t count,
       intptr_t *slot = &slots[cpu].value;
       if (!libc_first)
 	{
-	  if (__rseq_percpu_try_addv (field, slot, count, cpu) == 0)
+	  int ret = __rseq_percpu_try_addv (field, slot, count, cpu);
+	  if (ret == 0)
 	    {
 	      i++;
 	      continue;
 	    }
+	  /* Moved off CPU before the section started: not an abort (the
+	     patched glibc does not count it either); read it again.  */
+	  if (ret == RSEQPY_CPU_CHANGED)
+	    continue;
 	  ++*aborts;
 	}
       int ret = add_through_libc (field, slot, count, cpu, libc,
@@ -276,9 +305,11 @@ rseq_add_loop (rseqpy_counter *c, int field, long n, intptr_t count,
 
 /* N adds of COUNT by rseq: ADD_DONE, or ADD_NO_PERCPU (per-CPU
    operations cannot run on this thread: rseq not registered, or no
-   mm_cid for an mm_cid counter), or ADD_NO_CPU_OPV.  */
-static int
-rseq_add_many (rseqpy_counter *c, long n, long count)
+   mm_cid for an mm_cid counter), or ADD_NO_CPU_OPV.  Not inlined, and
+   named after the operation: rseq.trace names the critical sections
+   inlined here after this function.  */
+static __attribute__ ((noinline)) int
+addv_many (rseqpy_counter *c, long n, long count)
 {
   const struct libc_percpu *libc = get_libc_percpu ();
   bool libc_first
@@ -300,7 +331,7 @@ int
 rseqpy_counter_add_many (rseqpy_counter *c, long n, long count)
 {
   if (c->kind == KIND_RSEQ)
-    return rseq_add_many (c, n, count);
+    return addv_many (c, n, count);
   if (c->kind == KIND_ATOMIC)
     for (long i = 0; i < n; i++)
       __atomic_fetch_add (&c->slots[0].value, count, __ATOMIC_RELAXED);
@@ -422,7 +453,10 @@ rseqpy_thread_stat (int which)
 def build_percpu(include, outdir):
     ffi = cffi.FFI()
     ffi.cdef(CDEF)
-    ffi.set_source("rseq._percpu", SOURCE,
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "structures.c")) as f:
+        structures = f.read()
+    ffi.set_source("rseq._percpu", SOURCE + structures,
                    extra_compile_args=["-O2", "-isystem", include],
                    libraries=["dl", "pthread"])
     ffi.compile(tmpdir=outdir, verbose=False)

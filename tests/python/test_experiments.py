@@ -120,3 +120,94 @@ def test_experiments_reject_bad_arguments_clearly(tmp_path, script, args):
                        for a in args])
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and "usage:" in r.stderr, r.stderr
+
+
+# abort_causes.py: the parts that run on the host (the traced run
+# itself needs the test kernel: tests/rseq.vm runs it there).
+
+def _abort_causes_result(**changes):
+    result = {
+        "parameters": {"threads": 2, "seconds": 1.0, "batch": 10, "nodes": 8,
+                       "forced": 0.5, "period": 0.01},
+        "kernel": "6.1.0-test",
+        "injected": {"signals": 3, "migrations": 2},
+        "lost_events": 0,
+        "threads": [
+            {"tid": 11, "forced": False, "rounds": 3, "aborts": 7, "traced_aborts": 7,
+             "fallbacks": 0, "traced_fallbacks": 0, "vectors": 0},
+            {"tid": 12, "forced": True, "rounds": 2, "aborts": 0, "traced_aborts": 0,
+             "fallbacks": 5, "traced_fallbacks": 5, "vectors": 6}],
+        "aborts": [["addv (inline, _percpu.so)", "preemption", 4],
+                   ["addv (inline, _percpu.so)", "signal", 2],
+                   ["cmpeqv_storev (libc)", "migration", 1]],
+        "aborts_by_phase": [["counter", "preemption", 4]],
+        "vectors": [["list", 0, 1, 3], ["list", 1, 0, 2],
+                    ["buffer", -22, 0, 1]],
+        "problems": [],
+        "markdown": "| section | preemption |\n|---|---:|\n| addv | 4 |",
+    }
+    result.update(changes)
+    return result
+
+
+def test_abort_causes_renders_tables_and_picture(tmp_path):
+    module = _load("abort_causes")
+    path = module.render(_abort_causes_result(), str(tmp_path / "new"))
+    md = (tmp_path / "new" / "abort-causes.md").read_text()
+    assert "| 11 | no | 3 | 7 | 7 | 0 | 0 |" in md
+    assert "| 12 | yes | 2 | 0 | 0 | 5 | 5 |" in md
+    assert "| addv | 4 |" in md
+    import matplotlib.image
+    height, width = matplotlib.image.imread(path).shape[:2]
+    assert width > 1000 and height > 500
+
+
+def test_abort_causes_reads_its_result_from_a_console_log(tmp_path):
+    module = _load("abort_causes")
+    result = _abort_causes_result()
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        module.emit_json(result, "-")
+    noisy = "[   1.0] kernel says hi\r\n" + "".join(
+        f"vm| {line}\r\n" for line in out.getvalue().splitlines())
+    assert module.extract_json(noisy) == result
+    with pytest.raises(ValueError):
+        module.extract_json(noisy.replace("@@RESULT-END", ""))
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"lost_events": 3}, "lost"),
+    ({"problems": ["list holds 7 elements"]}, "list holds"),
+    ({"aborts": []}, "no abort"),
+    ({"aborts": [["unknown 0x1", "signal", 1],
+                 ["x", "migration", 1]]}, "unknown"),
+    ({"aborts": [["x", "preemption", 1]]}, "signals were injected"),
+])
+def test_abort_causes_check_reports_each_problem(change, message):
+    module = _load("abort_causes")
+    assert module.disagreements(_abort_causes_result()) == []
+    problems = module.disagreements(_abort_causes_result(**change))
+    assert any(message in p for p in problems), problems
+
+
+def test_abort_causes_check_compares_each_thread_with_glibc():
+    module = _load("abort_causes")
+    result = _abort_causes_result()
+    result["threads"][0]["traced_aborts"] = 6
+    result["threads"][1]["traced_fallbacks"] = 4
+    problems = module.disagreements(result)
+    assert any("thread 11: glibc counted 7 aborts, the trace 6" in p
+               for p in problems), problems
+    assert any("thread 12: glibc counted 5 fallbacks, the trace 4" in p
+               for p in problems), problems
+
+
+@pytest.mark.parametrize("args", [["run", "--threads", "0"],
+                                  ["run", "--forced", "2"],
+                                  ["frobnicate"]])
+def test_abort_causes_rejects_bad_arguments(args):
+    r = _run("abort_causes.py", *args)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "usage:" in r.stderr, r.stderr

@@ -662,14 +662,16 @@ def operation_name(symbol):
 
 
 def _section_name(symbol, start, path):
-    """"addv (libc)", "rseqpy_list_push (inline, _percpu.so)", or the
-    start address when no function contains it."""
+    """"addv (libc)", "addv_many (inline, _percpu)", or the start
+    address when no function contains it.  The object's name stops at
+    its first dot: "_percpu.cpython-311-x86_64-linux-gnu.so" says
+    nothing more than "_percpu" in a table."""
     base = os.path.basename(path)
     if symbol is None:
         return f"{start:#x} ({base})"
     if base.startswith("libc.so"):
         return f"{operation_name(symbol)} (libc)"
-    return f"{operation_name(symbol)} (inline, {base})"
+    return f"{operation_name(symbol)} (inline, {base.split('.')[0]})"
 
 
 @dataclasses.dataclass(frozen=True)
