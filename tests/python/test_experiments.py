@@ -211,3 +211,44 @@ def test_abort_causes_rejects_bad_arguments(args):
     r = _run("abort_causes.py", *args)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and "usage:" in r.stderr, r.stderr
+
+
+def _private_tracefs_command():
+    """A command prefix that runs its argument with tracefs mounted in a
+    private mount namespace (nothing stays mounted on the host), or a
+    reason why this machine cannot."""
+    if os.geteuid() != 0:
+        return None, "tracing needs root"
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c",
+         "mount -t tracefs nodev /sys/kernel/tracing && "
+         "test -d /sys/kernel/tracing/events/rseq/rseq_ip_fixup"],
+        capture_output=True, text=True)
+    if probe.returncode != 0:
+        return None, ("no private tracefs with the rseq events here: "
+                      + (probe.stderr.strip() or "rseq events missing"))
+    return ["unshare", "-m", "sh", "-c",
+            'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"',
+            "sh"], None
+
+
+def test_abort_causes_agrees_with_glibc_on_the_host_kernel(tmp_path):
+    """The whole experiment on the host kernel, which has the rseq events
+    but not cpu_opv: every traced abort matches glibc's count, thread by
+    thread (the VM runs it with cpu_opv too)."""
+    prefix, reason = _private_tracefs_command()
+    if prefix is None:
+        pytest.skip(reason)
+    env = dict(os.environ, PYTHONPATH=PACKAGE_PARENT)
+    r = subprocess.run(prefix + [
+        LAUNCHER, os.path.join(EXAMPLES, "abort_causes.py"), "run",
+        "--no-cpu-opv", "--check", "--seconds", "3",
+        "--json", str(tmp_path / "r.json")],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "the trace agrees with glibc's counters" in r.stdout
+    import json
+    result = json.loads((tmp_path / "r.json").read_text())
+    traced = sum(n for _, _, n in result["aborts"])
+    counted = sum(t["aborts"] for t in result["threads"])
+    assert traced == counted > 0

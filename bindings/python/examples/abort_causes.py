@@ -129,6 +129,7 @@ class Injector(threading.Thread):
         self.stopping = threading.Event()
         self.signals = self.migrations = 0
         self.cpus = sorted(os.sched_getaffinity(0))
+        self.pinned = {}
 
     def run(self):
         rng = random.Random(1)
@@ -142,11 +143,21 @@ class Injector(threading.Thread):
                                         signal.SIGUSR1)
                     self.signals += 1
                 elif len(self.cpus) > 1:
-                    os.sched_setaffinity(self.workload.tids[index],
-                                         {rng.choice(self.cpus)})
-                    self.migrations += 1
+                    self.move(index)
             except (ProcessLookupError, OSError):
                 pass        # the thread ended meanwhile
+
+    def move(self, index):
+        """Pin thread INDEX to the CPU after the one it was last pinned
+        to: every move is a real migration (a random CPU would often be
+        the one it already runs on)."""
+        tid = self.workload.tids[index]
+        current = self.pinned.get(tid, -1)
+        later = [c for c in self.cpus if c > current]
+        cpu = later[0] if later else self.cpus[0]
+        os.sched_setaffinity(tid, {cpu})
+        self.pinned[tid] = cpu
+        self.migrations += 1
 
     def stop(self):
         self.stopping.set()
@@ -397,7 +408,7 @@ def parse_args(argv):
                    help="list nodes and buffer items")
     r.add_argument("--forced", type=fraction, default=0.25,
                    help="fraction of threads with FALLBACK_ALWAYS")
-    r.add_argument("--period", type=float, default=0.002,
+    r.add_argument("--period", type=float, default=0.0005,
                    help="seconds between injected signals or migrations")
     r.add_argument("--buffer-kb", type=positive, default=16384,
                    help="trace buffer per CPU")
