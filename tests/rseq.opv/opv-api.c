@@ -173,6 +173,23 @@ test_fallback_modes (void)
   CHECK_EQ (v, 100);
   CHECK_EQ (rseq_percpu_fallbacks () - before, 100);
 
+  /* The count is of cpu_opv calls, one per trace event: a pop from an
+     empty list is decided without the kernel and counts nothing (it
+     used to count one operation); direct cpu_opv calls count nothing
+     either.  */
+  int (*pop) (int, intptr_t *, intptr_t, long int, intptr_t *, int)
+    = rseq_percpu_cmpnev_storeoffp_load;
+  intptr_t head = 0, load = -1;
+  before = rseq_percpu_fallbacks ();
+  int ret;
+  do
+    ret = pop (RSEQ_PERCPU_INDEX_CPU_ID, &head, 0, 0, &load, my_cpu ());
+  while (ret < 0 && errno == EAGAIN);
+  CHECK_EQ (ret, 1);
+  CHECK_EQ (load, -1);
+  CHECK_EQ (cpu_opv_add (&v, 0, sizeof v, my_cpu ()), 0);
+  CHECK_EQ (rseq_percpu_fallbacks (), before);
+
   /* A CPU that is not the thread's (the caller migrated after reading
      it, or never ran there) is refused with EAGAIN, so that the caller
      reads its CPU again, rather than run there by cpu_opv; the helpers

@@ -32,6 +32,11 @@ libc_hidden_proto (cpu_opv_cmpstorememcpy)
 
 /* If *V != EXPECTNOT: *LOAD = *V; *V = *(*V + VOFFP), on CPU (the pop of
    a per-CPU list).  Returns 0, 1 if *V == EXPECTNOT, or -1 with errno.  */
+/* cpu_opv system calls made by the calling thread, whatever their
+   result: the per-CPU operations' fallback counts its own calls as the
+   difference across each fallback (rseq_percpu_fallbacks).  */
+extern __thread unsigned long int __cpu_opv_calls attribute_hidden;
+
 extern int __cpu_opv_cmpnev_storeoffp_load (intptr_t *v, intptr_t expectnot,
 					    long int voffp, intptr_t *load,
 					    int cpu) attribute_hidden;

@@ -43,11 +43,14 @@ cpu_opv_present (void)
   return __getauxval2 (AT_CPU_OPV, &nr) && nr == __NR_cpu_opv;
 }
 
+__thread unsigned long int __cpu_opv_calls attribute_hidden;
+
 int
 cpu_opv (struct cpu_op *ops, int count, int cpu, int flags)
 {
   if (!cpu_opv_present ())
     return INLINE_SYSCALL_ERROR_RETURN_VALUE (ENOSYS);
+  ++__cpu_opv_calls;
   return INLINE_SYSCALL_CALL (cpu_opv, ops, count, cpu, flags);
 }
 libc_hidden_def (cpu_opv)

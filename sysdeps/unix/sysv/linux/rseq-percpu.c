@@ -27,8 +27,8 @@
 #include <stdbool.h>
 #include <sys/rseq-percpu.h>
 
-/* Per-thread fallback mode, and counts of aborted attempts and of
-   operations done by cpu_opv.  */
+/* Per-thread fallback mode, and counts of aborted attempts and of the
+   cpu_opv system calls made by the fallback.  */
 static __thread int fallback_mode;
 static __thread unsigned long int abort_count;
 static __thread unsigned long int fallback_count;
@@ -124,7 +124,6 @@ fallback_result (int ret)
 {
   if (ret < 0)
     return -1;
-  ++fallback_count;
   return ret > 0;
 }
 
@@ -155,7 +154,10 @@ fallback_result (int ret)
 	  }								\
       if (!may_start (field, cpu))					\
 	return -1;							\
-      return fallback_result (fallback);				\
+      unsigned long int calls = __cpu_opv_calls;			\
+      int ret = (fallback);						\
+      fallback_count += __cpu_opv_calls - calls;			\
+      return fallback_result (ret);					\
     }									\
   while (0)
 

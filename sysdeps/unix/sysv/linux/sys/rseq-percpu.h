@@ -114,8 +114,10 @@ __BEGIN_DECLS
    one attempt first.  */
 extern int rseq_percpu_set_fallback (int __mode) __THROW;
 
-/* The number of operations the calling thread has completed through the
-   cpu_opv fallback.  */
+/* The number of cpu_opv system calls the calling thread's operations
+   have made as their fallback, whatever the kernel answered (one per
+   cpu_opv trace event of the thread in those operations; a list pop
+   whose head changed under it makes two).  */
 extern unsigned long int rseq_percpu_fallbacks (void) __THROW;
 
 /* The number of attempts of the calling thread's operations, inline
