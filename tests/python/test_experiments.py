@@ -134,9 +134,9 @@ def _abort_causes_result(**changes):
         "lost_events": 0,
         "threads": [
             {"tid": 11, "forced": False, "rounds": 3, "aborts": 7, "traced_aborts": 7,
-             "fallbacks": 0, "traced_fallbacks": 0, "vectors": 0},
+             "fallbacks": 0, "traced_fallbacks": 0},
             {"tid": 12, "forced": True, "rounds": 2, "aborts": 0, "traced_aborts": 0,
-             "fallbacks": 5, "traced_fallbacks": 5, "vectors": 6}],
+             "fallbacks": 5, "traced_fallbacks": 5}],
         "aborts": [["addv (inline, _percpu.so)", "preemption", 4],
                    ["addv (inline, _percpu.so)", "signal", 2],
                    ["cmpeqv_storev (libc)", "migration", 1]],

@@ -292,9 +292,9 @@ def test_vectors_and_per_thread_counts(make):
         (1, 1, 0, 2, 0, 1), (1, 1, 0, 2, 2, 0), (1, 1, 0, 2, -22, 0),
         (2, 1, 0, 2, 0, 0)]
     assert result.per_thread() == {
-        1: {"aborts": 1, "fallbacks": 2, "vectors": 3},
-        2: {"aborts": 2, "fallbacks": 1, "vectors": 1},
-        3: {"aborts": 0, "fallbacks": 0, "vectors": 0}}
+        1: {"aborts": 1, "fallbacks": 3, "completed": 2},
+        2: {"aborts": 2, "fallbacks": 1, "completed": 1},
+        3: {"aborts": 0, "fallbacks": 0, "completed": 0}}
     assert result.vectors_by("result") == {0: 2, 2: 1, -22: 1}
     assert result.vectors_by(("tid", "moved")) == {(1, 1): 1, (1, 0): 2,
                                                    (2, 0): 1}

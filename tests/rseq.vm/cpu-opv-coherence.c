@@ -48,35 +48,13 @@
 
 #include <linux/cpu_opv.h>
 
-#ifndef __NR_cpu_opv
-#define __NR_cpu_opv 500
-#endif
+#include "vm-check.h"
+
 #define ADDR(p)		((uint64_t)(uintptr_t)(p))
 #define TARGET_CPU	0
 #define MAX_EAGAIN	1000
 
 static long page_size;
-static int failures;
-
-static void unsupported(const char *why)
-{
-	printf("%s\n", why);
-	exit(77);
-}
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failures++;
-}
-
 /* The system call, retried on EAGAIN (the caller was moved away). */
 static int cpu_opv(struct cpu_op *ops, int count, int cpu)
 {
@@ -88,16 +66,6 @@ static int cpu_opv(struct cpu_op *ops, int count, int cpu)
 			return ret;
 	}
 	return ret;
-}
-
-static void require_cpu_opv(void)
-{
-	char buf[32] = "";
-	FILE *f = fopen("/proc/sys/kernel/cpu_opv_syscall", "r");
-
-	if (!f || !fgets(buf, sizeof(buf), f) || atoi(buf) != __NR_cpu_opv)
-		unsupported("this kernel has no cpu_opv (no /proc/sys/kernel/cpu_opv_syscall)");
-	fclose(f);
 }
 
 static void pin_to_cpu(int cpu)

@@ -40,43 +40,14 @@
 
 #include <linux/cpu_opv.h>
 
-#ifndef __NR_cpu_opv
-#define __NR_cpu_opv 500
-#endif
+#include "vm-check.h"
+
 #define ADDR(p)		((uint64_t)(uintptr_t)(p))
 #define TRACEFS		"/sys/kernel/tracing"
 #define EVENT_DIR	TRACEFS "/events/cpu_opv/cpu_opv"
 #define MAX_CALLS	32
 /* Attempts at the moved case: the scheduler itself may move us first. */
 #define MOVE_ATTEMPTS	3
-
-static int failures;
-
-static void unsupported(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-static void unsupported(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(77);
-}
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("FAIL: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	failures++;
-}
 
 static void die(const char *what)
 {
@@ -93,16 +64,6 @@ struct call {
 
 static struct call calls[MAX_CALLS];
 static int nr_calls;
-
-static void require_cpu_opv(void)
-{
-	char buf[32] = "";
-	FILE *f = fopen("/proc/sys/kernel/cpu_opv_syscall", "r");
-
-	if (!f || !fgets(buf, sizeof(buf), f) || atoi(buf) != __NR_cpu_opv)
-		unsupported("this kernel has no cpu_opv (no /proc/sys/kernel/cpu_opv_syscall)");
-	fclose(f);
-}
 
 static void write_file(const char *path, const char *text, bool truncate)
 {

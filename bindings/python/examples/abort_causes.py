@@ -60,7 +60,7 @@ class Workload:
         self.args = args
         self.counter = rseq.PerCpuCounter()
         self.list = rseq.PerCpuList(args.nodes)
-        self.buffer = rseq.PerCpuBuffer(args.nodes, 64)
+        self.buffer = rseq.PerCpuBuffer(args.nodes, args.item_size)
         self.started = threading.Barrier(args.threads + 1)
         self.tids = [None] * args.threads
         self.reports = [None] * args.threads
@@ -166,6 +166,9 @@ class Injector(threading.Thread):
 
 def run_workload(rseq, tracer, args):
     workload = Workload(rseq, args)
+    # The injector needs the GIL to act on time; the workers hold it
+    # between their C loops.
+    sys.setswitchinterval(min(sys.getswitchinterval(), args.period / 2))
     # The C handler only notes the signal; the thread it interrupts is
     # the one whose sequence aborts.
     signal.signal(signal.SIGUSR1, lambda signum, frame: None)
@@ -223,12 +226,11 @@ def summarize(args, workload, injector, attribution, lost):
         traced = per_thread.get(report["tid"], {})
         threads.append(dict(report,
                             traced_aborts=traced.get("aborts", 0),
-                            traced_fallbacks=traced.get("fallbacks", 0),
-                            vectors=traced.get("vectors", 0)))
+                            traced_fallbacks=traced.get("fallbacks", 0)))
     return {
         "parameters": {k: getattr(args, k) for k in
-                       ("threads", "seconds", "batch", "nodes", "forced",
-                        "period")},
+                       ("threads", "seconds", "batch", "nodes",
+                        "item_size", "forced", "period")},
         "kernel": os.uname().release,
         "injected": {"signals": injector.signals,
                      "migrations": injector.migrations},
@@ -271,7 +273,7 @@ def disagreements(result):
             problems.append(f"{cause}s were injected but no abort was "
                             f"attributed to one")
     if result["parameters"]["forced"] and not any(
-            t["forced"] and t["vectors"] for t in result["threads"]):
+            t["forced"] and t["traced_fallbacks"] for t in result["threads"]):
         problems.append("no cpu_opv vector from the forced threads")
     return problems
 
@@ -341,12 +343,12 @@ def render(result, outdir):
         1, 2, figsize=(13, 5.5), gridspec_kw={"width_ratios": [3, 2]})
     stacked_bars(left, sections, aborts, CAUSES,
                  ["#4c72b0", "#dd8452", "#c44e52", "#8c8c8c"])
-    left.set_title("rseq aborts per critical section, by cause")
+    left.set_title("rseq aborts per critical section, by cause", pad=24)
     left.set_ylabel("aborts (rseq_ip_fixup events)")
     stacked_bars(right, phases, vectors, outcomes,
                  ["#55a868", "#ccb974", "#c44e52"])
-    right.set_title("cpu_opv vectors per workload, by result")
-    right.set_ylabel("vectors (cpu_opv events)")
+    right.set_title("cpu_opv calls per workload, by result", pad=24)
+    right.set_ylabel("calls (cpu_opv events)")
     p = result["parameters"]
     fig.suptitle(f"{p['threads']} threads, {p['seconds']} s, rounds of "
                  f"{p['batch']} operations per workload; "
@@ -361,15 +363,24 @@ def render(result, outdir):
 
 
 def stacked_bars(ax, keys, table, parts, colors):
+    """Bars of KEYS stacked by PARTS, each bar labelled with its parts'
+    non-zero counts (small parts would not show otherwise), the legend
+    above the axes, clear of the data."""
     bottom = [0] * len(keys)
     for part, color in zip(parts, colors):
         heights = [table[k][part] for k in keys]
         ax.bar(range(len(keys)), heights, bottom=bottom, color=color,
                label=part)
         bottom = [b + h for b, h in zip(bottom, heights)]
+    for x, key in enumerate(keys):
+        label = "\n".join(f"{table[key][part]} {part}" for part in parts
+                          if table[key][part])
+        ax.text(x, bottom[x], label, ha="center", va="bottom", fontsize=7)
+    ax.set_ylim(0, max(bottom + [1]) * 1.35)
     ax.set_xticks(range(len(keys)))
-    ax.set_xticklabels(keys, rotation=20, ha="right", fontsize=8)
-    ax.legend(fontsize=8)
+    ax.set_xticklabels(keys, rotation=15, ha="right", fontsize=8)
+    ax.legend(fontsize=8, ncol=len(parts), loc="lower left",
+              bbox_to_anchor=(0, 1.0), frameon=False)
     if not keys:
         ax.text(0.5, 0.5, "none", ha="center", transform=ax.transAxes)
 
@@ -406,6 +417,9 @@ def parse_args(argv):
     r.add_argument("--batch", type=positive, default=1000)
     r.add_argument("--nodes", type=positive, default=64,
                    help="list nodes and buffer items")
+    r.add_argument("--item-size", type=positive, default=1024,
+                   help="bytes per buffer item: the copy is inside the "
+                   "critical section, so larger items abort more often")
     r.add_argument("--forced", type=fraction, default=0.25,
                    help="fraction of threads with FALLBACK_ALWAYS")
     r.add_argument("--period", type=float, default=0.0005,
@@ -429,8 +443,12 @@ def main(argv=None):
     if args.command == "render":
         with open(args.result) as f:
             text = f.read()
-        result = (json.loads(text) if text.lstrip().startswith("{")
-                  else extract_json(text))
+        try:
+            result = (json.loads(text) if text.lstrip().startswith("{")
+                      else extract_json(text))
+        except ValueError as e:
+            print(f"abort_causes: {args.result}: {e}", file=sys.stderr)
+            return 1
         print(render(result, args.outdir))
         return 0
     from rseq import trace

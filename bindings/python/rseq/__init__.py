@@ -282,13 +282,17 @@ def _thread_stat(which, what):
 
 
 def thread_aborts():
-    """Aborted rseq attempts of this thread in the patched glibc's
-    per-CPU operations and PerCpuCounter adds (each counter also
-    counts its own: .aborts)."""
+    """Attempts of this thread's per-CPU operations (PerCpuCounter adds,
+    list and buffer operations included) that the kernel aborted: one
+    per rseq_ip_fixup trace event of the thread in those operations
+    (each counter also counts its own: .aborts)."""
     return _thread_stat(0, "per-thread abort statistics")
 
 
 def thread_fallbacks():
-    """Operations this thread completed through the cpu_opv fallback."""
+    """cpu_opv system calls this thread's per-CPU operations (counter
+    adds, list and buffer operations included) made as their fallback,
+    whatever the kernel answered: one per cpu_opv trace event of the
+    thread in those operations (rseq.trace counts them)."""
     return _thread_stat(1, "per-thread fallback statistics")
 

@@ -898,17 +898,19 @@ class Attribution:
         return _count(self.vectors, key, _VECTOR_KEYS)
 
     def per_thread(self):
-        """{tid: {"aborts", "fallbacks" (vectors with result >= 0),
-        "vectors"}} for every traced thread."""
-        stats = {tid: {"aborts": 0, "fallbacks": 0, "vectors": 0}
-                 for tid in sorted(self.tids)}
-        zero = {"aborts": 0, "fallbacks": 0, "vectors": 0}
+        """{tid: {"aborts", "fallbacks", "completed"}} for every traced
+        thread: aborts as glibc's rseq_percpu_aborts counts them (one
+        per rseq_ip_fixup), fallbacks as its rseq_percpu_fallbacks does
+        (every cpu_opv call, whatever its result), and completed, the
+        calls that ran their vector (result >= 0)."""
+        zero = {"aborts": 0, "fallbacks": 0, "completed": 0}
+        stats = {tid: dict(zero) for tid in sorted(self.tids)}
         for abort in self.aborts:
             stats.setdefault(abort.tid, dict(zero))["aborts"] += 1
         for vector in self.vectors:
             counts = stats.setdefault(vector.tid, dict(zero))
-            counts["vectors"] += 1
-            counts["fallbacks"] += vector.result >= 0
+            counts["fallbacks"] += 1
+            counts["completed"] += vector.result >= 0
         return stats
 
 
