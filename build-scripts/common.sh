@@ -50,3 +50,27 @@ kernel_inputs() {
     echo build-scripts/build-kernel.sh
   })
 }
+
+# The ABI table (build-scripts/abis).  abi_names [SET] lists the ABIs,
+# all or those of one set (host or cross); abi_field ABI COLUMN prints
+# one column ("-" reads as empty).
+ABI_TABLE=$TOP/build-scripts/abis
+ABI_COLUMNS=(abi set triple cc sysroot ldso libdir elf vm)
+
+abi_names() {
+  awk -v set="${1:-}" '!/^[[:space:]]*(#|$)/ && (set == "" || $2 == set) { print $1 }' "$ABI_TABLE"
+}
+
+abi_field() {
+  local i
+  for i in "${!ABI_COLUMNS[@]}"; do
+    if [ "${ABI_COLUMNS[$i]}" = "$2" ]; then
+      awk -v abi="$1" -v col=$((i + 1)) '!/^[[:space:]]*#/ && $1 == abi {
+          v = $col; if (v == "-") v = ""; print v; found = 1 }
+        END { exit !found }' "$ABI_TABLE" ||
+        die "unknown ABI '$1' (known: $(abi_names | tr '\n' ' '))"
+      return
+    fi
+  done
+  die "abi_field: no column '$2'"
+}
