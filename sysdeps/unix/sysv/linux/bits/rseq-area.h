@@ -54,7 +54,16 @@
 __RSEQ_INLINE_HELPER struct rseq *
 __rseq_area_pointer (void)
 {
-#if __glibc_has_builtin (__builtin_thread_pointer)
+#if defined __powerpc64__
+  /* GCC knows the builtin here but cannot expand it: the thread
+     pointer is r13.  */
+  if (__rseq_size != 0)
+    {
+      char *__tp;
+      __asm__ ("mr %0, 13" : "=r" (__tp));
+      return (struct rseq *) (__tp + __rseq_offset);
+    }
+#elif __glibc_has_builtin (__builtin_thread_pointer)
   if (__rseq_size != 0)
     return (struct rseq *) ((char *) __builtin_thread_pointer ()
 			    + __rseq_offset);

@@ -25,23 +25,13 @@
    inlined, and libc's versions report that no CPU is usable
    (rseq_percpu_current_cpu returns -1 with errno set to ENOSYS).
 
-   An architecture port defines, in its own bits/rseq-percpu.h,
-   __RSEQ_PERCPU_ARCH and, for each operation OP of
-   <sys/rseq-percpu.h>, a function
-
-     __RSEQ_INLINE_HELPER int
-     __rseq_percpu_OP (struct rseq *area, int cpu_field_offset, ...)
-
-   taking the operation's arguments after the field selector, plus a
-   final int RELEASE for the _release pairs (extern inline where the
-   compiler allows, since the inline versions of <sys/rseq-percpu.h>
-   call it).  Each function is one
-   critical section: a struct rseq_cs descriptor in section __rseq_cs
-   (and its address in __rseq_cs_ptr_array), the abort handler outside
-   [start_ip, post_commit) and preceded by RSEQ_SIG, a check of the CPU
-   field at CPU_FIELD_OFFSET of AREA against CPU as the first
-   instruction after start_ip, and the commit store as the last
-   instruction before post_commit.  Each section may include the test
-   hooks RSEQ_PERCPU_INJECT_ASM(N) for N = 1..6 at numbered points,
-   with their operands RSEQ_PERCPU_INJECT_INPUT and clobbers
-   RSEQ_PERCPU_INJECT_CLOBBER.  */
+   A port needs only its primitives: its own bits/rseq-percpu.h defines
+   __RSEQ_PERCPU_ARCH and the instructions, operands and clobbers listed
+   in <bits/rseq-percpu-ops.h>, then includes that file, which writes
+   every operation once as a critical section of those primitives: a
+   struct rseq_cs descriptor in section __rseq_cs (its address in
+   __rseq_cs_ptr_array and every early exit in __rseq_exit_point_array),
+   the abort handler outside [start_ip, post_commit_ip) right after
+   RSEQ_SIG, a check of the CPU field against the caller's CPU as the
+   first instruction after start_ip, and the commit store as the last
+   instruction before post_commit_ip.  */
