@@ -19,18 +19,20 @@
 
 #ifdef PERCPU_INJECT
 /* Delay loops inside the critical sections, for stress tests: point N
-   spins percpu_inject_loops[N] times.  Build without PIE.  On x86_64 the
-   loop counts in %r11.  i386 has no register to spare (and a push could
-   be cut short by an abort, leaving the stack unbalanced), so the loop
-   counts down a thread-local budget in memory, which
-   percpu_inject_refill sets from percpu_inject_loops before each
-   attempt.  */
+   spins percpu_inject_loops[N] times.  Build without PIE.  Each
+   architecture counts in a register of its own that no section uses,
+   except i386, which has none to spare (and a push could be cut short
+   by an abort, leaving the stack unbalanced): it counts down a
+   thread-local budget in memory, which percpu_inject_refill sets from
+   percpu_inject_loops before each attempt.  The loops use local labels
+   6 and 7, the ones <sys/rseq-percpu.h> leaves to injected code.  */
 extern volatile int percpu_inject_loops[8];
 extern __thread int percpu_inject_budget[8];
 void percpu_inject_refill (void);
-# ifdef __x86_64__
+# define PERCPU_INJECT_SLOT(n) "percpu_inject_loops+4*" #n
+# if defined __x86_64__
 #  define RSEQ_PERCPU_INJECT_ASM(n)					\
-  "movl percpu_inject_loops+4*" #n "(%%rip), %%r11d\n\t"		\
+  "movl " PERCPU_INJECT_SLOT (n) "(%%rip), %%r11d\n\t"			\
   "testl %%r11d, %%r11d\n\t"						\
   "jz 7f\n"								\
   "6:\n\t"								\
@@ -38,7 +40,7 @@ void percpu_inject_refill (void);
   "jnz 6b\n"								\
   "7:\n\t"
 #  define RSEQ_PERCPU_INJECT_CLOBBER , "r11"
-# else
+# elif defined __i386__
 #  define RSEQ_PERCPU_INJECT_ASM(n)					\
   "6:\n\t"								\
   "cmpl $0, %%gs:percpu_inject_budget@ntpoff+4*" #n "\n\t"		\
@@ -47,6 +49,43 @@ void percpu_inject_refill (void);
   "jmp 6b\n"								\
   "7:\n\t"
 #  define RSEQ_PERCPU_INJECT_CLOBBER
+# elif defined __aarch64__
+#  define RSEQ_PERCPU_INJECT_ASM(n)					\
+  "adrp x12, " PERCPU_INJECT_SLOT (n) "\n\t"				\
+  "ldr w12, [x12, #:lo12:" PERCPU_INJECT_SLOT (n) "]\n\t"		\
+  "cbz w12, 7f\n"							\
+  "6:\n\t"								\
+  "subs w12, w12, #1\n\t"						\
+  "b.ne 6b\n"								\
+  "7:\n\t"
+#  define RSEQ_PERCPU_INJECT_CLOBBER , "x12"
+# elif defined __arm__
+#  define RSEQ_PERCPU_INJECT_ASM(n)					\
+  "movw r10, #:lower16:" PERCPU_INJECT_SLOT (n) "\n\t"			\
+  "movt r10, #:upper16:" PERCPU_INJECT_SLOT (n) "\n\t"			\
+  "ldr r10, [r10]\n\t"							\
+  "cmp r10, #0\n\t"							\
+  "beq 7f\n"								\
+  "6:\n\t"								\
+  "subs r10, r10, #1\n\t"						\
+  "bne 6b\n"								\
+  "7:\n\t"
+#  define RSEQ_PERCPU_INJECT_CLOBBER , "r10"
+# elif defined __powerpc64__
+/* The TOC pointer r2 is valid: the function reads globals itself.  */
+#  define RSEQ_PERCPU_INJECT_ASM(n)					\
+  "addis %%r20, %%r2, (" PERCPU_INJECT_SLOT (n) ")@toc@ha\n\t"		\
+  "lwz %%r20, (" PERCPU_INJECT_SLOT (n) ")@toc@l(%%r20)\n\t"		\
+  "cmpwi %%cr6, %%r20, 0\n\t"						\
+  "beq %%cr6, 7f\n"							\
+  "6:\n\t"								\
+  "addi %%r20, %%r20, -1\n\t"						\
+  "cmpwi %%cr6, %%r20, 0\n\t"						\
+  "bne %%cr6, 6b\n"							\
+  "7:\n\t"
+#  define RSEQ_PERCPU_INJECT_CLOBBER , "r20", "cr6"
+# else
+#  error "PERCPU_INJECT: no delay loop for this architecture"
 # endif
 # define RSEQ_PERCPU_INJECT_INPUT
 #endif
