@@ -74,3 +74,32 @@ abi_field() {
   done
   die "abi_field: no column '$2'"
 }
+
+# The test VM table (build-scripts/vms).  vm_names lists the VMs;
+# vm_field VM COLUMN prints one column ("-" reads as empty); vm_dir VM
+# is the VM's output directory (out/vm for x86_64, out/vm-<vm> else).
+VM_TABLE=$TOP/build-scripts/vms
+VM_COLUMNS=(vm arch cross image qemu machine cpu console extra debarch)
+
+vm_names() {
+  awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$VM_TABLE"
+}
+
+vm_field() {
+  local i
+  for i in "${!VM_COLUMNS[@]}"; do
+    if [ "${VM_COLUMNS[$i]}" = "$2" ]; then
+      awk -v vm="$1" -v col=$((i + 1)) '!/^[[:space:]]*#/ && $1 == vm {
+          v = $col; if (v == "-") v = ""; print v; found = 1 }
+        END { exit !found }' "$VM_TABLE" ||
+        die "unknown VM '$1' (known: $(vm_names | tr '\n' ' '))"
+      return
+    fi
+  done
+  die "vm_field: no column '$2'"
+}
+
+vm_dir() {
+  vm_field "$1" vm >/dev/null
+  if [ "$1" = x86_64 ]; then echo "$OUT/vm"; else echo "$OUT/vm-$1"; fi
+}

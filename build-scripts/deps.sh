@@ -1,10 +1,16 @@
 #!/bin/bash
 # Check (and as root, install) the Debian packages the build needs.
 # As non-root, print the exact apt-get line and stop.
+#   deps.sh          the host set, for "make" (x86_64 and i386, the x86 VM)
+#   deps.sh cross    the cross set, for "make cross": the test VMs of the
+#                    other architectures (their qemu, cross compilers and
+#                    Debian's busybox-static of each architecture)
 . "$(dirname "$0")/common.sh"
 
+set_name=${1:-host}
+
 # package:command-or-file that proves it is installed
-REQUIRED=(
+HOST=(
   "gcc:/usr/bin/gcc"
   "make:/usr/bin/make"
   "gawk:/usr/bin/gawk"
@@ -44,6 +50,41 @@ REQUIRED=(
   "gcc-powerpc64le-linux-gnu:/usr/bin/powerpc64le-linux-gnu-gcc"
 )
 
+CROSS=(
+  # qemu-system-arm has both qemu-system-arm and qemu-system-aarch64.
+  "qemu-system-arm:/usr/bin/qemu-system-aarch64"
+  "qemu-system-ppc:/usr/bin/qemu-system-ppc64"
+  # Repeated kernel builds (build-kernel.sh uses it when installed).
+  "ccache:/usr/bin/ccache"
+  "gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc"
+  "gcc-arm-linux-gnueabihf:/usr/bin/arm-linux-gnueabihf-gcc"
+  "gcc-powerpc64le-linux-gnu:/usr/bin/powerpc64le-linux-gnu-gcc"
+  # Static test programs for the VMs.
+  "libc6-dev-arm64-cross:/usr/aarch64-linux-gnu/lib/libc.a"
+  "libc6-dev-armhf-cross:/usr/arm-linux-gnueabihf/lib/libc.a"
+  "libc6-dev-ppc64el-cross:/usr/powerpc64le-linux-gnu/lib/libc.a"
+  # The test kernels need these from the host set too.
+  "linux-source-6.1:/usr/src/linux-source-6.1.tar.xz"
+  "bc:/usr/bin/bc"
+  "flex:/usr/bin/flex"
+  "bison:/usr/bin/bison"
+  "rsync:/usr/bin/rsync"
+)
+
+case "$set_name" in
+  host) REQUIRED=("${HOST[@]}") ;;
+  cross) REQUIRED=("${CROSS[@]}") ;;
+  *) die "usage: deps.sh [cross]" ;;
+esac
+
+# The busybox-static of each cross VM's architecture, downloaded under
+# out/busybox (as non-root, fetch-busybox.sh prints the dpkg and apt-get
+# commands it needs).
+fetch_busybox() {
+  [ "$set_name" = cross ] || return 0
+  "$TOP/build-scripts/fetch-busybox.sh"
+}
+
 missing=()
 for entry in "${REQUIRED[@]}"; do
   pkg=${entry%%:*}
@@ -52,7 +93,10 @@ for entry in "${REQUIRED[@]}"; do
   [ -e "$probe" ] || missing+=("$pkg")
 done
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  fetch_busybox
+  exit
+fi
 
 line="apt-get install -y ${missing[*]}"
 if [ "$(id -u)" != 0 ]; then
@@ -63,3 +107,4 @@ log "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq "${missing[@]}" >/dev/null
+fetch_busybox
