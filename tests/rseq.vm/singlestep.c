@@ -1,4 +1,4 @@
-/* A tracer single-steps (PTRACE_SINGLESTEP) a child through a loop of
+/* A tracer single-steps (PTRACE_SINGLESTEP; breakpoints on arm) a child through a loop of
    per-CPU counter increments and list pops and pushes.  Every step stops
    the child, so every rseq critical section aborts; only the cpu_opv
    fallback lets the loop make progress.
@@ -102,6 +102,7 @@ child (int mode)
   exit (0);
 }
 
+#ifndef __arm__
 /* Single-step CHILD until it exits or BUDGET steps have passed.
    Returns the number of steps, and the exit status in *STATUS (-1 if it
    is still running).  */
@@ -114,16 +115,7 @@ single_step (pid_t pid, long budget, int *status)
   for (; steps < budget; steps++)
     {
       if (ptrace (PTRACE_SINGLESTEP, pid, NULL, NULL) < 0)
-	{
-	  /* 32-bit Arm kernels have no hardware single-step for ptrace.  */
-	  if (errno == EIO && steps == 0)
-	    {
-	      kill (pid, SIGKILL);
-	      UNSUPPORTED ("PTRACE_SINGLESTEP: %s (no single-step on this "
-			   "architecture)", strerror (errno));
-	    }
-	  FAIL ("PTRACE_SINGLESTEP: %s", strerror (errno));
-	}
+	FAIL ("PTRACE_SINGLESTEP: %s", strerror (errno));
       if (waitpid (pid, &ws, 0) != pid)
 	FAIL ("waitpid: %s", strerror (errno));
       if (WIFEXITED (ws))
@@ -138,6 +130,122 @@ single_step (pid_t pid, long budget, int *status)
     }
   return steps;
 }
+
+#endif
+
+#ifdef __arm__
+/* 32-bit Arm has no PTRACE_SINGLESTEP.  Debuggers step there with
+   breakpoints, so this tracer does the same to every critical section
+   of the program: a breakpoint on each instruction of each section
+   (found through __rseq_cs_ptr_array), and at each stop the breakpoint
+   just hit is lifted and the one before it put back, so the child can
+   only ever run the one instruction it stopped at before stopping
+   again, as under single-stepping.  Outside the sections the child
+   runs freely: what matters is that no section can run from start to
+   commit without a stop.  Each stop counts as a step.  */
+# include <sys/user.h>
+
+extern const uint64_t __start___rseq_cs_ptr_array[] __attribute__ ((weak));
+extern const uint64_t __stop___rseq_cs_ptr_array[] __attribute__ ((weak));
+
+# ifdef __thumb__
+#  define BREAKPOINT 0xde01	/* The kernel's Thumb ptrace breakpoint.  */
+#  define INSN_SIZE(p) ((*(const uint16_t *) (p) >> 11) >= 0x1d ? 4 : 2)
+# else
+#  define BREAKPOINT 0xe7f001f0	/* The kernel's A32 ptrace breakpoint.  */
+#  define INSN_SIZE(p) 4
+# endif
+
+# define MAX_BREAKPOINTS 4096
+static uintptr_t bp_addr[MAX_BREAKPOINTS];
+static int nr_bp;
+
+/* The instructions of every section; the tracer was forked from the
+   same program, so the addresses are the child's.  */
+static void
+find_section_instructions (void)
+{
+  const uint64_t *p = __start___rseq_cs_ptr_array;
+  for (; p < __stop___rseq_cs_ptr_array; p++)
+    {
+      const struct rseq_cs *cs = (const struct rseq_cs *) (uintptr_t) *p;
+      uintptr_t pc = cs->start_ip;
+      for (; pc < cs->start_ip + cs->post_commit_offset; pc += INSN_SIZE (pc))
+	{
+	  if (nr_bp == MAX_BREAKPOINTS)
+	    FAIL ("more than %d instructions in critical sections", nr_bp);
+	  bp_addr[nr_bp++] = pc;
+	}
+    }
+  if (nr_bp == 0)
+    FAIL ("no critical section in this program (__rseq_cs_ptr_array)");
+}
+
+/* Write the breakpoint at ADDR (SET) or the original instruction.  */
+static void
+poke_breakpoint (pid_t pid, uintptr_t addr, int set)
+{
+# ifdef __thumb__
+  uintptr_t word = addr & ~(uintptr_t) 3;
+  errno = 0;
+  unsigned long val = ptrace (PTRACE_PEEKTEXT, pid, word, NULL);
+  if (errno != 0)
+    FAIL ("PTRACE_PEEKTEXT: %s", strerror (errno));
+  uint16_t half = set ? BREAKPOINT : *(const uint16_t *) addr;
+  int shift = (addr & 2) * 8;
+  val = (val & ~(0xffffUL << shift)) | ((unsigned long) half << shift);
+# else
+  uintptr_t word = addr;
+  unsigned long val = set ? BREAKPOINT : *(const uint32_t *) addr;
+# endif
+  if (ptrace (PTRACE_POKETEXT, pid, word, val) < 0)
+    FAIL ("PTRACE_POKETEXT: %s", strerror (errno));
+}
+
+static long
+step_child (pid_t pid, long budget, int *status)
+{
+  find_section_instructions ();
+  for (int i = 0; i < nr_bp; i++)
+    poke_breakpoint (pid, bp_addr[i], 1);
+  uintptr_t lifted = 0;
+  long steps = 0;
+  *status = -1;
+  for (; steps < budget; steps++)
+    {
+      int ws;
+      if (ptrace (PTRACE_CONT, pid, NULL, NULL) < 0)
+	FAIL ("PTRACE_CONT: %s", strerror (errno));
+      if (waitpid (pid, &ws, 0) != pid)
+	FAIL ("waitpid: %s", strerror (errno));
+      if (WIFEXITED (ws))
+	{
+	  *status = WEXITSTATUS (ws);
+	  break;
+	}
+      if (WIFSIGNALED (ws))
+	FAIL ("child killed by signal %d", WTERMSIG (ws));
+      if (WSTOPSIG (ws) != SIGTRAP)
+	FAIL ("child stopped by signal %d", WSTOPSIG (ws));
+      struct user_regs regs;
+      if (ptrace (PTRACE_GETREGS, pid, NULL, &regs) < 0)
+	FAIL ("PTRACE_GETREGS: %s", strerror (errno));
+      uintptr_t pc = regs.uregs[15];
+      int known = 0;
+      for (int i = 0; i < nr_bp && !known; i++)
+	known = bp_addr[i] == pc;
+      if (!known)
+	FAIL ("SIGTRAP at %#lx, not at a breakpoint", (unsigned long) pc);
+      if (lifted != 0)
+	poke_breakpoint (pid, lifted, 1);
+      poke_breakpoint (pid, pc, 0);
+      lifted = pc;
+    }
+  return steps;
+}
+#else
+# define step_child single_step
+#endif
 
 int
 main (int argc, char **argv)
@@ -172,7 +280,7 @@ main (int argc, char **argv)
 
   int status;
   long budget = expect_progress ? 5000000 : 200000;
-  long steps = single_step (pid, budget, &status);
+  long steps = step_child (pid, budget, &status);
   if (expect_progress)
     {
       if (status != 0)
