@@ -3,7 +3,10 @@
 #
 #   make                  install missing packages, build glibc, the toolchain and the
 #                         cpu_opv test kernel, and run the demo
-#   make check            run every test (host and QEMU VM); ends with
+#   make cross            build the cross ABIs of build-scripts/abis (aarch64,
+#                         arm, ppc64le): glibc, TRIPLE-rseq-gcc, test kernels
+#   make check            run every test (host and QEMU VMs, every ABI built);
+#                         ends with
 #                         "N passed, N failed, N skipped"
 #   make bench            run the benchmarks
 #   make install PREFIX=DIR
@@ -15,7 +18,13 @@ OUT   := $(CURDIR)/out
 BIN   := $(OUT)/bin
 export OUT
 
-.PHONY: all deps glibc kernel toolchain demo check bench install clean
+# The cross ABIs and their VMs, from the ABI table.
+# (\043 is "#": make would take it for a comment.)
+abi_column = $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$2 == "cross" { print $$$(1) }' build-scripts/abis | sort -u)
+CROSS_ABIS := $(call abi_column,1)
+CROSS_VMS  := $(call abi_column,9)
+
+.PHONY: all deps glibc kernel toolchain demo cross check bench install clean
 
 all: demo kernel
 
@@ -39,6 +48,12 @@ toolchain: glibc
 
 demo: toolchain
 	@build-scripts/demo.sh
+
+cross: toolchain
+	@build-scripts/deps.sh cross
+	@for abi in $(CROSS_ABIS); do build-scripts/build-glibc.sh $$abi || exit 1; done
+	@build-scripts/install-cross-drivers.sh
+	@for vm in $(CROSS_VMS); do build-scripts/build-kernel.sh $$vm || exit 1; done
 
 check: toolchain kernel
 	@build-scripts/check.sh

@@ -9,17 +9,31 @@ results=$OUT/tests
 rm -rf "$results"
 mkdir -p "$results"
 
-abis=x86_64
-builds="{x86_64 $OUT/glibc-build}"
-if [ -e "$OUT/sysroot-i386/lib/ld-linux.so.2" ]; then
-  abis="x86_64 i386"
-  builds="$builds {i386 $OUT/glibc-build-i386}"
-fi
+# The host ABIs whose glibc is built (make), and the cross ABIs whose
+# glibc, compiler driver and VM kernel are (make cross).
+abis= builds= cross=
+for abi in $(abi_names host); do
+  [ -e "$OUT/$(abi_field "$abi" sysroot)/$(abi_field "$abi" ldso)" ] || continue
+  build=$OUT/glibc-build
+  [ "$abi" = x86_64 ] || build=$OUT/glibc-build-$abi
+  abis="$abis $abi"
+  builds="$builds {$abi $build}"
+done
+for abi in $(abi_names cross); do
+  vm=$(abi_field "$abi" vm)
+  image=$(basename "$(vm_field "$vm" image)")
+  if [ -e "$OUT/$(abi_field "$abi" sysroot)/$(abi_field "$abi" ldso)" ] &&
+     [ -x "$OUT/bin/$(abi_field "$abi" triple)-rseq-gcc" ] &&
+     [ -e "$OUT/vm-$vm/$image" ]; then
+    cross="$cross $abi"
+  fi
+done
 
 # runtest's own exit status is not trusted alone: the summary is parsed.
 (cd "$results" && runtest --tool rseq --srcdir "$TOP/tests" \
    RSEQ_BIN="$OUT/bin" RSEQ_OBJ="$results/bin" RSEQ_TOP="$TOP" RSEQ_OUT="$OUT" \
-   RSEQ_ABIS="$abis" RSEQ_GLIBC_BUILDS="$builds" "$@") || true
+   RSEQ_ABIS="${abis# }" RSEQ_GLIBC_BUILDS="${builds# }" \
+   RSEQ_CROSS_ABIS="${cross# }" "$@") || true
 
 sum=$results/rseq.sum
 [ -f "$sum" ] || die "runtest produced no summary ($sum)"
