@@ -15,6 +15,7 @@ mkdir -p "$edit"
 tar -xf "$GLIBC_TARBALL" -C "$edit" --strip-components=1
 cd "$edit"
 git init -q
+git config core.abbrev 8
 git add -A -f
 git commit -q -m "glibc $GLIBC_VERSION (pristine)"
 git tag pristine
