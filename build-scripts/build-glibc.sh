@@ -1,41 +1,91 @@
 #!/bin/bash
-# Configure, build and install the patched glibc for one ABI.
-#   build-glibc.sh [x86_64|i386]
-# Installs into out/sysroot (x86_64) or out/sysroot-i386.
+# Configure, build and install the patched glibc for one ABI of the table
+# (build-scripts/abis):
+#   build-glibc.sh [ABI]            (default x86_64)
+# Builds in out/glibc-build-ABI (out/glibc-build for x86_64, its
+# historical name) and installs into out/<sysroot column>.  Cross ABIs
+# need Debian's gcc-<triple> and linux-libc-dev-<arch>-cross.  The
+# compilers run through ccache when it is installed.
 . "$(dirname "$0")/common.sh"
 
 abi=${1:-x86_64}
-case "$abi" in
-  x86_64) build=$OUT/glibc-build; sysroot=$OUT/sysroot
-          cfg=(CC="gcc" CXX="g++" --host=x86_64-linux-gnu) ;;
-  i386)   build=$OUT/glibc-build-i386; sysroot=$OUT/sysroot-i386
-          cfg=(CC="gcc -m32" CXX="g++ -m32" --host=i686-linux-gnu --build=x86_64-linux-gnu
-               --with-headers="$OUT/kernel-headers") ;;
-  *) die "unknown ABI '$abi' (x86_64 or i386)" ;;
-esac
+abi_names | grep -qxF -- "$abi" ||
+  die "unknown ABI '$abi' (known: $(echo $(abi_names)))"
+triple=$(abi_field "$abi" triple)
+set=$(abi_field "$abi" set)
+sysroot=$OUT/$(abi_field "$abi" sysroot)
+build=$OUT/glibc-build-$abi
+[ "$abi" = x86_64 ] && build=$OUT/glibc-build
+
+# The cc column: the command and its ABI flags, comma-separated.
+cc_words() {
+  abi_field "$abi" cc | tr ',' ' '
+}
+
+# The C++ compiler that matches the C one (gcc -> g++, same flags).
+# glibc only uses it for C++ tests; "false" makes configure drop it
+# rather than fall back to the build machine's g++ when cross compiling.
+cxx_words() {
+  local cc cxx flags
+  read -r cc flags <<<"$(cc_words)"
+  cxx=${cc%gcc}g++
+  command -v "$cxx" >/dev/null || cxx=false
+  echo "$cxx${flags:+ $flags}"
+}
+
+# ccache makes a rebuild of unchanged sources cheap (CI, scratch builds);
+# without it the compilers are called directly.
+launcher() {
+  if command -v ccache >/dev/null; then echo "ccache "; fi
+}
+
+# Kernel UAPI headers for --with-headers: linux/, asm/ and asm-generic/
+# only.  i386 cannot use /usr/include as is (gcc-multilib's asm/ would
+# conflict with the cross compilers, x86's asm/ serves both ABIs); a
+# cross ABI's /usr/<triple>/include also holds Debian's own glibc
+# headers, which must not shadow the patched ones.
+kernel_headers() {
+  local dir asm
+  case $abi in
+    x86_64) return 0 ;;
+    i386) dir=$OUT/kernel-headers asm=/usr/include/x86_64-linux-gnu/asm
+          set -- /usr/include/linux /usr/include/asm-generic ;;
+    *) dir=$OUT/kernel-headers-$abi asm=/usr/$triple/include/asm
+       set -- "/usr/$triple/include/linux" "/usr/$triple/include/asm-generic" ;;
+  esac
+  [ -d "$asm" ] || die "no kernel headers for $abi in ${asm%/asm} (install linux-libc-dev-<arch>-cross)"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp -r "$@" "$asm" "$dir/"
+  echo "$dir"
+}
+
+configure_args() {
+  local cc headers
+  cc=$(cc_words)
+  command -v "${cc%% *}" >/dev/null || die "compiler for $abi not found: $cc (install gcc-$triple)"
+  args=(CC="$(launcher)$cc" CXX="$(launcher)$(cxx_words)" --host="$triple")
+  [ "$abi" = x86_64 ] || args+=(--build=x86_64-linux-gnu)
+  headers=$(kernel_headers)
+  [ -z "$headers" ] || args+=(--with-headers="$headers")
+}
 
 stamp=$sysroot/.rseq-stamp
-inputs=$( { glibc_inputs; echo build-scripts/build-glibc.sh; echo build-scripts/sysroot-fixup.sh; } | hash_inputs)
+inputs=$( { glibc_inputs; echo build-scripts/build-glibc.sh; echo build-scripts/sysroot-fixup.sh
+            echo build-scripts/abis; } | hash_inputs)
 if [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
   log "glibc ($abi) is up to date"
   exit 0
 fi
+[ "$set" = host ] || log "cross-building glibc for $abi ($triple)"
 
 "$TOP/build-scripts/prepare-glibc.sh"
 
-# Kernel UAPI headers usable with -m32 (x86's asm/ serves both ABIs) without
-# gcc-multilib's /usr/include/asm, which conflicts with the cross compilers.
-if [ "$abi" = i386 ]; then
-  rm -rf "$OUT/kernel-headers"
-  mkdir -p "$OUT/kernel-headers"
-  cp -r /usr/include/linux /usr/include/asm-generic /usr/include/x86_64-linux-gnu/asm \
-    "$OUT/kernel-headers/"
-fi
-
+configure_args
 mkdir -p "$build"
 if [ ! -f "$build/config.status" ]; then
   log "configuring glibc ($abi)"
-  (cd "$build" && "$OUT/glibc-src/configure" "${cfg[@]}" \
+  (cd "$build" && "$OUT/glibc-src/configure" "${args[@]}" \
       --prefix=/usr --enable-kernel=4.18 --disable-werror \
       --disable-profile --disable-crypt --without-selinux --disable-nscd \
       >configure.log 2>&1) || { tail -20 "$build/configure.log"; die "glibc configure failed ($abi)"; }

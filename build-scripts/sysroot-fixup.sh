@@ -1,22 +1,50 @@
 #!/bin/bash
 # Make an installed glibc tree usable as a gcc --sysroot:
-#   - add the kernel UAPI headers (linux/, asm/, asm-generic/) glibc does not install;
-#   - give gcc's multilib directory names (lib32 for -m32) to the i386 tree.
+#   - add the kernel UAPI headers (linux/, asm/, asm-generic/) glibc does
+#     not install, those of the ABI's architecture;
+#   - give gcc's multilib directory names (lib32 for -m32) to the i386 tree;
+#   - give a cross ABI's tree the cross gcc's libgcc_s.so.1.
 #   sysroot-fixup.sh ABI SYSROOT
 . "$(dirname "$0")/common.sh"
 
 abi=$1
 sysroot=$2
 inc=$sysroot/usr/include
-multiarch=/usr/include/x86_64-linux-gnu
+triple=$(abi_field "$abi" triple)
+set=$(abi_field "$abi" set)
+libdir=$(abi_field "$abi" libdir)
 
-for d in linux asm-generic; do
-  cp -r "/usr/include/$d" "$inc/"
-done
-# x86's asm/ headers select 32- or 64-bit definitions by __i386__.
-cp -r "$multiarch/asm" "$inc/"
+# Debian installs the build machine's UAPI headers in /usr/include (asm/
+# under the multiarch directory; x86's selects 32- or 64-bit definitions
+# by __i386__, so it serves both host ABIs) and a cross architecture's in
+# /usr/<triple>/include (linux-libc-dev-<arch>-cross).
+copy_uapi_headers() {
+  local dir=/usr/include asm=/usr/include/x86_64-linux-gnu/asm
+  if [ "$set" = cross ]; then
+    dir=/usr/$triple/include asm=/usr/$triple/include/asm
+  fi
+  [ -d "$asm" ] || die "no kernel headers for $abi in ${asm%/asm}"
+  cp -r "$dir/linux" "$dir/asm-generic" "$asm" "$inc/"
+}
 
+# The cross gcc's libgcc_s.so is a linker script naming libgcc_s.so.1,
+# which ld looks for along -L (the sysroot's libdir comes first) and the
+# program loads at run time through its rpath into the sysroot: glibc
+# itself dlopens it for pthread_cancel and backtraces.  In the test VM
+# there is no other copy.
+copy_libgcc_s() {
+  local cc lib
+  cc=$(abi_field "$abi" cc | cut -d, -f1)
+  lib=$($cc -print-file-name=libgcc_s.so.1)
+  [ -f "$lib" ] || die "$cc has no libgcc_s.so.1 (install libgcc-s1-<arch>-cross)"
+  cp -L "$lib" "$sysroot/$libdir/"
+}
+
+copy_uapi_headers
 if [ "$abi" = i386 ]; then
   ln -sfn lib "$sysroot/lib32"
   ln -sfn lib "$sysroot/usr/lib32"
+fi
+if [ "$set" = cross ]; then
+  copy_libgcc_s
 fi
