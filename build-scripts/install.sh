@@ -1,10 +1,13 @@
 #!/bin/bash
 # make install PREFIX=DIR: copy the toolchain under DIR:
 #   DIR/bin/rseq-gcc, rseq-g++, rseq-clang, rseq-run, rseq-python
-#   DIR/sysroot, DIR/sysroot-i386   the patched glibc (x86_64, i386)
+#   DIR/bin/TRIPLE-rseq-gcc, TRIPLE-rseq-g++   each built cross ABI's drivers
+#   DIR/abis                        the ABI table the drivers read
+#   DIR/sysroot, DIR/sysroot-i386   the patched glibc (x86_64, i386), and
+#   DIR/sysroot-ABI                 that of each built cross ABI
 #   DIR/python                      the rseq Python package
-# The wrappers find their sysroot relative to themselves, so the installed
-# copy works wherever DIR is.
+# The wrappers find the table and their sysroot relative to themselves,
+# so the installed copy works wherever DIR is.
 . "$(dirname "$0")/common.sh"
 
 prefix=${1:-}
@@ -22,8 +25,10 @@ copy_tree() {
   installed+=("$prefix/$name")
 }
 
-copy_tree sysroot
-copy_tree sysroot-i386
+# Every ABI's sysroot that was built, in the table's order.
+for abi in $(abi_names); do
+  copy_tree "$(abi_field "$abi" sysroot)"
+done
 copy_tree python
 rm -rf "$prefix/python/build"
 
@@ -31,5 +36,10 @@ for tool in rseq-gcc rseq-g++ rseq-clang rseq-run rseq-python; do
   install -m 755 "$TOP/build-scripts/bin/$tool" "$prefix/bin/"
   installed+=("$prefix/bin/$tool")
 done
+install -m 644 "$ABI_TABLE" "$prefix/abis"
+installed+=("$prefix/abis")
+# The cross drivers of the sysroots just copied.
+links=$("$TOP/build-scripts/install-cross-drivers.sh" "$prefix/bin")
+[ -z "$links" ] || mapfile -t -O "${#installed[@]}" installed <<<"$links"
 log "installed:"
 printf '    %s\n' "${installed[@]}" >&2
