@@ -102,6 +102,154 @@ child (int mode)
   exit (0);
 }
 
+#if defined __aarch64__ || defined __powerpc64__
+/* A load-reserve/store-conditional loop never completes under
+   PTRACE_SINGLESTEP: the exception taken at every step clears the
+   reservation.  Debuggers step over such a sequence as a whole (gdb's
+   atomic-sequence stepping), and so does this tracer: breakpoints
+   after the store-conditional and at the targets of branches leaving
+   the sequence, one PTRACE_CONT, and the stop counts as one step.  The
+   tracer was forked from the same program, so it reads the child's
+   instructions in its own memory.  */
+# include <elf.h>
+# include <sys/uio.h>
+# include <sys/user.h>
+
+# define ATOMIC_SEQUENCE_MAX 16
+
+# ifdef __aarch64__
+#  define BREAKPOINT_INSN 0xd4200000	/* brk #0 */
+static int
+is_load_reserve (uint32_t i)
+{
+  return (i & 0x3fc00000) == 0x08400000;	/* ldxr, ldaxr, ldxp...  */
+}
+
+static int
+is_store_conditional (uint32_t i)
+{
+  return (i & 0x3fc00000) == 0x08000000;	/* stxr, stlxr, stxp...  */
+}
+
+/* The target of the conditional branch I at PC, or 0.  */
+static uintptr_t
+cond_branch_target (uintptr_t pc, uint32_t i)
+{
+  if ((i & 0xff000010) == 0x54000000 || (i & 0x7e000000) == 0x34000000)
+    return pc + ((int64_t) ((uint64_t) ((i >> 5) & 0x7ffff) << 45) >> 43);
+  if ((i & 0x7e000000) == 0x36000000)
+    return pc + ((int64_t) ((uint64_t) ((i >> 5) & 0x3fff) << 50) >> 48);
+  return 0;
+}
+
+static uintptr_t
+child_pc (pid_t pid)
+{
+  struct user_regs_struct regs;
+  struct iovec iov = { &regs, sizeof regs };
+  if (ptrace (PTRACE_GETREGSET, pid, NT_PRSTATUS, &iov) < 0)
+    FAIL ("PTRACE_GETREGSET: %s", strerror (errno));
+  return regs.pc;
+}
+# else
+#  define BREAKPOINT_INSN 0x7fe00008	/* trap */
+static unsigned int
+xo (uint32_t i)
+{
+  return (i >> 26) == 31 ? (i >> 1) & 0x3ff : 0;
+}
+
+static int
+is_load_reserve (uint32_t i)
+{
+  /* lbarx, lharx, lwarx, ldarx, lqarx.  */
+  return xo (i) == 52 || xo (i) == 116 || xo (i) == 20 || xo (i) == 84
+	 || xo (i) == 276;
+}
+
+static int
+is_store_conditional (uint32_t i)
+{
+  /* stbcx., sthcx., stwcx., stdcx., stqcx.  */
+  return xo (i) == 694 || xo (i) == 726 || xo (i) == 150 || xo (i) == 214
+	 || xo (i) == 182;
+}
+
+static uintptr_t
+cond_branch_target (uintptr_t pc, uint32_t i)
+{
+  if ((i >> 26) == 16 && (i & 2) == 0)
+    return pc + (int16_t) (i & 0xfffc);
+  return 0;
+}
+
+static uintptr_t
+child_pc (pid_t pid)
+{
+  errno = 0;
+  long pc = ptrace (PTRACE_PEEKUSER, pid, 32 * sizeof (long), NULL); /* PT_NIP */
+  if (errno != 0)
+    FAIL ("PTRACE_PEEKUSER: %s", strerror (errno));
+  return pc;
+}
+# endif
+
+/* Write INSN at ADDR in the child.  */
+static void
+poke_insn (pid_t pid, uintptr_t addr, uint32_t insn)
+{
+  uintptr_t word = addr & ~(uintptr_t) (sizeof (long) - 1);
+  errno = 0;
+  long val = ptrace (PTRACE_PEEKTEXT, pid, word, NULL);
+  if (errno != 0)
+    FAIL ("PTRACE_PEEKTEXT: %s", strerror (errno));
+  memcpy ((char *) &val + (addr - word), &insn, sizeof insn);
+  if (ptrace (PTRACE_POKETEXT, pid, word, val) < 0)
+    FAIL ("PTRACE_POKETEXT: %s", strerror (errno));
+}
+
+/* If the child is at the start of an atomic sequence, run it over the
+   sequence and return 1; else return 0.  */
+static int
+step_over_atomic_sequence (pid_t pid)
+{
+  uintptr_t pc = child_pc (pid);
+  const uint32_t *code = (const uint32_t *) pc;
+  if (!is_load_reserve (code[0]))
+    return 0;
+  uintptr_t bp[ATOMIC_SEQUENCE_MAX + 1];
+  int nr = 0;
+  for (int k = 1; k < ATOMIC_SEQUENCE_MAX; k++)
+    {
+      uintptr_t at = pc + 4 * k;
+      if (is_store_conditional (code[k]))
+	{
+	  bp[nr++] = at + 4;
+	  break;
+	}
+      uintptr_t target = cond_branch_target (at, code[k]);
+      if (target != 0 && (target < pc || target > at))
+	bp[nr++] = target;
+    }
+  if (nr == 0 || !is_store_conditional (*(const uint32_t *) (bp[nr - 1] - 4)))
+    return 0;
+  for (int k = 0; k < nr; k++)
+    poke_insn (pid, bp[k], BREAKPOINT_INSN);
+  int ws;
+  if (ptrace (PTRACE_CONT, pid, NULL, NULL) < 0)
+    FAIL ("PTRACE_CONT: %s", strerror (errno));
+  if (waitpid (pid, &ws, 0) != pid || !WIFSTOPPED (ws)
+      || WSTOPSIG (ws) != SIGTRAP)
+    FAIL ("the child did not stop after an atomic sequence at %#lx",
+	  (unsigned long) pc);
+  for (int k = 0; k < nr; k++)
+    poke_insn (pid, bp[k], *(const uint32_t *) bp[k]);
+  return 1;
+}
+#else
+# define step_over_atomic_sequence(pid) 0
+#endif
+
 #ifndef __arm__
 /* Single-step CHILD until it exits or BUDGET steps have passed.
    Returns the number of steps, and the exit status in *STATUS (-1 if it
@@ -114,6 +262,8 @@ single_step (pid_t pid, long budget, int *status)
   *status = -1;
   for (; steps < budget; steps++)
     {
+      if (step_over_atomic_sequence (pid))
+	continue;
       if (ptrace (PTRACE_SINGLESTEP, pid, NULL, NULL) < 0)
 	FAIL ("PTRACE_SINGLESTEP: %s", strerror (errno));
       if (waitpid (pid, &ws, 0) != pid)
