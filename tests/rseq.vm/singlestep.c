@@ -102,6 +102,26 @@ child (int mode)
   exit (0);
 }
 
+/* Resume PID with REQUEST (PTRACE_SINGLESTEP or PTRACE_CONT) and wait
+   for its next SIGTRAP stop.  Returns -1 after such a stop, else the
+   child's exit status.  */
+static int
+resume_until_trap (pid_t pid, int request)
+{
+  int ws;
+  if (ptrace (request, pid, NULL, NULL) < 0)
+    FAIL ("ptrace resume (%d): %s", request, strerror (errno));
+  if (waitpid (pid, &ws, 0) != pid)
+    FAIL ("waitpid: %s", strerror (errno));
+  if (WIFEXITED (ws))
+    return WEXITSTATUS (ws);
+  if (WIFSIGNALED (ws))
+    FAIL ("child killed by signal %d", WTERMSIG (ws));
+  if (WSTOPSIG (ws) != SIGTRAP)
+    FAIL ("child stopped by signal %d", WSTOPSIG (ws));
+  return -1;
+}
+
 #if defined __aarch64__ || defined __powerpc64__
 /* A load-reserve/store-conditional loop never completes under
    PTRACE_SINGLESTEP: the exception taken at every step clears the
@@ -235,12 +255,8 @@ step_over_atomic_sequence (pid_t pid)
     return 0;
   for (int k = 0; k < nr; k++)
     poke_insn (pid, bp[k], BREAKPOINT_INSN);
-  int ws;
-  if (ptrace (PTRACE_CONT, pid, NULL, NULL) < 0)
-    FAIL ("PTRACE_CONT: %s", strerror (errno));
-  if (waitpid (pid, &ws, 0) != pid || !WIFSTOPPED (ws)
-      || WSTOPSIG (ws) != SIGTRAP)
-    FAIL ("the child did not stop after an atomic sequence at %#lx",
+  if (resume_until_trap (pid, PTRACE_CONT) >= 0)
+    FAIL ("the child exited in an atomic sequence at %#lx",
 	  (unsigned long) pc);
   for (int k = 0; k < nr; k++)
     poke_insn (pid, bp[k], *(const uint32_t *) bp[k]);
@@ -257,27 +273,11 @@ step_over_atomic_sequence (pid_t pid)
 static long
 single_step (pid_t pid, long budget, int *status)
 {
-  int ws;
   long steps = 0;
   *status = -1;
-  for (; steps < budget; steps++)
-    {
-      if (step_over_atomic_sequence (pid))
-	continue;
-      if (ptrace (PTRACE_SINGLESTEP, pid, NULL, NULL) < 0)
-	FAIL ("PTRACE_SINGLESTEP: %s", strerror (errno));
-      if (waitpid (pid, &ws, 0) != pid)
-	FAIL ("waitpid: %s", strerror (errno));
-      if (WIFEXITED (ws))
-	{
-	  *status = WEXITSTATUS (ws);
-	  break;
-	}
-      if (WIFSIGNALED (ws))
-	FAIL ("child killed by signal %d", WTERMSIG (ws));
-      if (WSTOPSIG (ws) != SIGTRAP)
-	FAIL ("child stopped by signal %d", WSTOPSIG (ws));
-    }
+  for (; steps < budget && *status < 0; steps++)
+    if (!step_over_atomic_sequence (pid))
+      *status = resume_until_trap (pid, PTRACE_SINGLESTEP);
   return steps;
 }
 
@@ -363,20 +363,9 @@ step_child (pid_t pid, long budget, int *status)
   *status = -1;
   for (; steps < budget; steps++)
     {
-      int ws;
-      if (ptrace (PTRACE_CONT, pid, NULL, NULL) < 0)
-	FAIL ("PTRACE_CONT: %s", strerror (errno));
-      if (waitpid (pid, &ws, 0) != pid)
-	FAIL ("waitpid: %s", strerror (errno));
-      if (WIFEXITED (ws))
-	{
-	  *status = WEXITSTATUS (ws);
-	  break;
-	}
-      if (WIFSIGNALED (ws))
-	FAIL ("child killed by signal %d", WTERMSIG (ws));
-      if (WSTOPSIG (ws) != SIGTRAP)
-	FAIL ("child stopped by signal %d", WSTOPSIG (ws));
+      *status = resume_until_trap (pid, PTRACE_CONT);
+      if (*status >= 0)
+	break;
       struct user_regs regs;
       if (ptrace (PTRACE_GETREGS, pid, NULL, &regs) < 0)
 	FAIL ("PTRACE_GETREGS: %s", strerror (errno));
