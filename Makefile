@@ -44,6 +44,7 @@ toolchain: glibc
 	@install -m 755 build-scripts/bin/rseq-gcc build-scripts/bin/rseq-g++ \
 	  build-scripts/bin/rseq-clang build-scripts/bin/rseq-run \
 	  build-scripts/bin/rseq-python $(BIN)/
+	@install -m 644 build-scripts/abis $(OUT)/abis
 	@build-scripts/build-python.sh
 
 demo: toolchain
