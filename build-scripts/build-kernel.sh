@@ -45,6 +45,7 @@ build_stamp() {
 prepare_source() {
   local want stamp=$src/.rseq-source-stamp
   want=$(source_inputs | hash_inputs)
+  mkdir -p "$OUT"
   exec 9>"$OUT/linux-src.lock"
   flock 9
   if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
