@@ -61,18 +61,26 @@ abi_names() {
   awk -v set="${1:-}" '!/^[[:space:]]*(#|$)/ && (set == "" || $2 == set) { print $1 }' "$ABI_TABLE"
 }
 
-abi_field() {
-  local i
-  for i in "${!ABI_COLUMNS[@]}"; do
-    if [ "${ABI_COLUMNS[$i]}" = "$2" ]; then
-      awk -v abi="$1" -v col=$((i + 1)) '!/^[[:space:]]*#/ && $1 == abi {
-          v = $col; if (v == "-") v = ""; print v; found = 1 }
-        END { exit !found }' "$ABI_TABLE" ||
-        die "unknown ABI '$1' (known: $(abi_names | tr '\n' ' '))"
-      return
-    fi
+# table_field TABLE KIND ROW COLUMN COLUMNS...: one column of a row of a
+# table file (first word = row name; "-" reads as empty).  KIND names the
+# rows in error messages.
+table_field() {
+  local table=$1 kind=$2 row=$3 column=$4 i=0 name
+  shift 4
+  for name in "$@"; do
+    i=$((i + 1))
+    [ "$name" = "$column" ] || continue
+    awk -v row="$row" -v col=$i '!/^[[:space:]]*#/ && $1 == row {
+        v = $col; if (v == "-") v = ""; print v; found = 1 }
+      END { exit !found }' "$table" ||
+      die "unknown $kind '$row' (known: $(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$table" | tr '\n' ' '))"
+    return
   done
-  die "abi_field: no column '$2'"
+  die "no column '$column' in $table"
+}
+
+abi_field() {
+  table_field "$ABI_TABLE" ABI "$1" "$2" "${ABI_COLUMNS[@]}"
 }
 
 # The test VM table (build-scripts/vms).  vm_names lists the VMs;
@@ -86,17 +94,7 @@ vm_names() {
 }
 
 vm_field() {
-  local i
-  for i in "${!VM_COLUMNS[@]}"; do
-    if [ "${VM_COLUMNS[$i]}" = "$2" ]; then
-      awk -v vm="$1" -v col=$((i + 1)) '!/^[[:space:]]*#/ && $1 == vm {
-          v = $col; if (v == "-") v = ""; print v; found = 1 }
-        END { exit !found }' "$VM_TABLE" ||
-        die "unknown VM '$1' (known: $(vm_names | tr '\n' ' '))"
-      return
-    fi
-  done
-  die "vm_field: no column '$2'"
+  table_field "$VM_TABLE" VM "$1" "$2" "${VM_COLUMNS[@]}"
 }
 
 vm_dir() {
