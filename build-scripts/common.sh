@@ -9,6 +9,13 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$TOP/out}
 JOBS=${JOBS:-$(nproc)}
 
+# ccache keys name paths under the checkout relative to it and leave out
+# the working directory, so a second clone (CI clones afresh each run)
+# reuses what the first compiled.  Debug info then names the directory of
+# whichever clone compiled an object first.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$TOP}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+
 GLIBC_VERSION=2.36
 GLIBC_TARBALL=${GLIBC_TARBALL:-/usr/src/glibc/glibc-$GLIBC_VERSION.tar.xz}
 # sha256 of Debian 12's glibc-source tarball (upstream 2.36, manual removed).
