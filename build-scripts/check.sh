@@ -23,7 +23,7 @@ for abi in $(abi_names cross); do
   vm=$(abi_field "$abi" vm)
   image=$(basename "$(vm_field "$vm" image)")
   if [ -e "$OUT/$(abi_field "$abi" sysroot)/$(abi_field "$abi" ldso)" ] &&
-     [ -x "$OUT/bin/$(abi_field "$abi" triple)-rseq-gcc" ] &&
+     [ -x "$(abi_driver "$abi")" ] &&
      [ -e "$OUT/vm-$vm/$image" ]; then
     cross="$cross $abi"
   fi

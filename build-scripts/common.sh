@@ -90,6 +90,16 @@ abi_field() {
   table_field "$ABI_TABLE" ABI "$1" "$2" "${ABI_COLUMNS[@]}"
 }
 
+# The C compiler driver of an ABI: rseq-gcc for the host ABIs (-m32
+# selects i386), TRIPLE-rseq-gcc (make cross) for the others.
+abi_driver() {
+  if [ "$(abi_field "$1" set)" = host ]; then
+    echo "$OUT/bin/rseq-gcc"
+  else
+    echo "$OUT/bin/$(abi_field "$1" triple)-rseq-gcc"
+  fi
+}
+
 # The test VM table (build-scripts/vms).  vm_names lists the VMs;
 # vm_field VM COLUMN prints one column ("-" reads as empty); vm_dir VM
 # is the VM's output directory (out/vm for x86_64, out/vm-<vm> else).

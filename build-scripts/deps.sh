@@ -44,6 +44,8 @@ HOST=(
   "cpio:/usr/bin/cpio"
   "busybox-static:/bin/busybox"
   "qemu-system-x86:/usr/bin/qemu-system-x86_64"
+  # Repeated glibc and kernel builds (a new clone reuses the cache).
+  "ccache:/usr/bin/ccache"
   # Compile checks of the arm64, arm and powerpc wiring.
   "gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc"
   "gcc-arm-linux-gnueabihf:/usr/bin/arm-linux-gnueabihf-gcc"
