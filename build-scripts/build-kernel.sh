@@ -10,7 +10,8 @@
 # it; build tree out/linux-build (x86_64) or out/linux-build-<vm>.  The
 # patched source tree out/linux-src is shared by every VM and only
 # re-extracted when the series changes.  Skipped when nothing that defines
-# the VM's kernel changed.  Uses ccache when it is installed.
+# the VM's kernel changed; taken from the artifact cache (common.sh) when
+# it was built before.  Uses ccache when it is installed.
 . "$(dirname "$0")/common.sh"
 
 vm=${1:-x86_64}
@@ -114,6 +115,17 @@ fi
 
 command -v "${cross}gcc" >/dev/null || die "${cross}gcc not installed (run build-scripts/deps.sh cross)"
 prepare_source
+
+# The outputs come from the artifact cache when this VM's kernel was built
+# before from the same inputs, source tarball and compiler; out/linux-src
+# is prepared all the same (the tests build the selftests from it).
+cache_key=$( { echo "$want"; stat -c '%s %Y' "$LINUX_TARBALL"; toolchain_id "${cross}gcc"; } |
+             sha256sum | cut -c1-16)
+if cache_restore "kernel-$vm" "$cache_key" "$dest" && [ -f "$dest/$(basename "$image")" ]; then
+  echo "$want" > "$stamp"
+  log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image")"
+  exit 0
+fi
 use_ccache
 mkdir -p "$build" "$dest"
 rm -f "$stamp"
@@ -124,4 +136,5 @@ compile
 cp "$build/$image" "$dest/$(basename "$image")"
 cp "$build/usr/gen_init_cpio" "$dest/gen_init_cpio"
 echo "$want" > "$stamp"
+cache_store "kernel-$vm" "$cache_key" "$dest" "$(basename "$image")" gen_init_cpio usr
 log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image")"
