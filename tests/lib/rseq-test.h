@@ -65,11 +65,26 @@
 #define RSEQ_ORIGINAL_SIZE 32	/* Length every kernel accepts.  */
 #define RSEQ_ORIGINAL_FEATURE_SIZE 20
 
+/* The thread pointer, found without glibc's headers.  GCC 12 knows
+   __builtin_thread_pointer on powerpc64 but cannot expand it; the thread
+   pointer is r13 there.  */
+static inline char *
+test_thread_pointer (void)
+{
+#ifdef __powerpc64__
+  char *tp;
+  __asm__ ("mr %0, 13" : "=r" (tp));
+  return tp;
+#else
+  return (char *) __builtin_thread_pointer ();
+#endif
+}
+
 /* The cpu_id field, read without going through glibc's accessors.  */
 static inline int
 raw_area_cpu_id (void)
 {
-  return *(volatile int32_t *) ((char *) __builtin_thread_pointer ()
+  return *(volatile int32_t *) (test_thread_pointer ()
 				+ __rseq_offset + RSEQ_AREA_CPU_ID_OFFSET);
 }
 

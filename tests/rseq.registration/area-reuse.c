@@ -12,7 +12,7 @@
 static unsigned char *
 own_area (void)
 {
-  return (unsigned char *) __builtin_thread_pointer () + __rseq_offset;
+  return (unsigned char *) test_thread_pointer () + __rseq_offset;
 }
 
 static void *

@@ -9,7 +9,7 @@ main (void)
 
   CHECK_EQ (__rseq_size, expected_rseq_size ());
   CHECK_EQ (__rseq_flags, 0);
-  CHECK ((char *) __builtin_thread_pointer () + __rseq_offset
+  CHECK (test_thread_pointer () + __rseq_offset
 	 == (char *) rseq_area_pointer ());
   /* The offset is the same for every thread, so it keeps the area's
      alignment relative to the (aligned) thread pointer.  */
