@@ -50,6 +50,10 @@ static volatile int running = 1;
 static unsigned long signals_handled;
 static unsigned long total_aborts;
 static int workers_done;
+/* Workers start when the chaos thread runs: with few rounds (--reps)
+   under emulation they could otherwise all finish before it is first
+   scheduled, and no signal would ever hit them.  */
+static int chaos_running;
 static cpu_set_t allowed;
 
 static unsigned int
@@ -142,6 +146,8 @@ worker (void *arg)
   if (forced
       && rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_ALWAYS) < 0)
     FAIL ("rseq_percpu_set_fallback: %s", strerror (errno));
+  while (!__atomic_load_n (&chaos_running, __ATOMIC_ACQUIRE))
+    sched_yield ();
   for (long i = 0; i < reps; i++)
     {
       one_round ();
@@ -170,6 +176,9 @@ chaos (void *arg)
 {
   unsigned int seed = 42;
   (void) arg;
+  /* The first signal is pending before any worker starts its rounds.  */
+  pthread_kill (workers[0], SIGUSR1);
+  __atomic_store_n (&chaos_running, 1, __ATOMIC_RELEASE);
   for (unsigned long n = 0; running; n++)
     {
       pthread_kill (workers[next_random (&seed) % nthreads], SIGUSR1);
