@@ -118,7 +118,13 @@ resume_until_trap (pid_t pid, int request)
   if (WIFSIGNALED (ws))
     FAIL ("child killed by signal %d", WTERMSIG (ws));
   if (WSTOPSIG (ws) != SIGTRAP)
-    FAIL ("child stopped by signal %d", WSTOPSIG (ws));
+    {
+      siginfo_t si;
+      memset (&si, 0, sizeof si);
+      ptrace (PTRACE_GETSIGINFO, pid, NULL, &si);
+      FAIL ("child stopped by signal %d (si_code %d, si_addr %p)",
+	    WSTOPSIG (ws), si.si_code, si.si_addr);
+    }
   return -1;
 }
 
@@ -308,6 +314,7 @@ extern const uint64_t __stop___rseq_cs_ptr_array[] __attribute__ ((weak));
 
 # define MAX_BREAKPOINTS 4096
 static uintptr_t bp_addr[MAX_BREAKPOINTS];
+static uintptr_t bp_abort[MAX_BREAKPOINTS]; /* Its section's abort_ip.  */
 static int nr_bp;
 
 /* The instructions of every section; the tracer was forked from the
@@ -324,6 +331,7 @@ find_section_instructions (void)
 	{
 	  if (nr_bp == MAX_BREAKPOINTS)
 	    FAIL ("more than %d instructions in critical sections", nr_bp);
+	  bp_abort[nr_bp] = cs->abort_ip;
 	  bp_addr[nr_bp++] = pc;
 	}
     }
@@ -352,6 +360,21 @@ poke_breakpoint (pid_t pid, uintptr_t addr, int set)
     FAIL ("PTRACE_POKETEXT: %s", strerror (errno));
 }
 
+/* The breakpoint index of ADDR, or -1.  */
+static int
+find_breakpoint (uintptr_t addr)
+{
+  for (int i = 0; i < nr_bp; i++)
+    if (bp_addr[i] == addr)
+      return i;
+  return -1;
+}
+
+/* Each stop is a breakpoint trap (TRAP_BRKPT, si_addr the breakpoint).
+   The kernel may abort the section before the stop is reported: the
+   child then stops at the section's abort handler and no breakpoint is
+   lifted; else the one it stopped at is lifted, so that it runs that
+   one instruction next.  */
 static long
 step_child (pid_t pid, long budget, int *status)
 {
@@ -367,18 +390,25 @@ step_child (pid_t pid, long budget, int *status)
       if (*status >= 0)
 	break;
       struct user_regs regs;
-      if (ptrace (PTRACE_GETREGS, pid, NULL, &regs) < 0)
-	FAIL ("PTRACE_GETREGS: %s", strerror (errno));
+      siginfo_t si;
+      if (ptrace (PTRACE_GETREGS, pid, NULL, &regs) < 0
+	  || ptrace (PTRACE_GETSIGINFO, pid, NULL, &si) < 0)
+	FAIL ("PTRACE_GETREGS/GETSIGINFO: %s", strerror (errno));
       uintptr_t pc = regs.uregs[15];
-      int known = 0;
-      for (int i = 0; i < nr_bp && !known; i++)
-	known = bp_addr[i] == pc;
-      if (!known)
-	FAIL ("SIGTRAP at %#lx, not at a breakpoint", (unsigned long) pc);
+      uintptr_t trap = (uintptr_t) si.si_addr;
+      int bp = si.si_code == TRAP_BRKPT ? find_breakpoint (trap) : -1;
+      if (bp < 0 || (pc != trap && pc != bp_abort[bp]))
+	FAIL ("SIGTRAP (si_code %d, si_addr %#lx) at %#lx after %ld stops:"
+	      " not a breakpoint, or not stopped at it or its abort handler",
+	      si.si_code, (unsigned long) trap, (unsigned long) pc, steps);
       if (lifted != 0)
 	poke_breakpoint (pid, lifted, 1);
-      poke_breakpoint (pid, pc, 0);
-      lifted = pc;
+      lifted = 0;
+      if (pc == trap)
+	{
+	  poke_breakpoint (pid, pc, 0);
+	  lifted = pc;
+	}
     }
   return steps;
 }
