@@ -292,8 +292,9 @@ single_step (pid_t pid, long budget, int *status)
 #ifdef __arm__
 /* 32-bit Arm has no PTRACE_SINGLESTEP.  Debuggers step there with
    breakpoints, so this tracer does the same to every critical section
-   of the program: a breakpoint on each instruction of each section
-   (found through __rseq_cs_ptr_array), and at each stop the breakpoint
+   of the program and of libc: a breakpoint on each instruction of each
+   section (found through each object's __rseq_cs_ptr_array), and at
+   each stop the breakpoint
    just hit is lifted and the one before it put back, so the child can
    only ever run the one instruction it stopped at before stopping
    again, as under single-stepping.  Outside the sections the child
@@ -301,8 +302,10 @@ single_step (pid_t pid, long budget, int *status)
    commit without a stop.  Each stop counts as a step.  */
 # include <sys/user.h>
 
-extern const uint64_t __start___rseq_cs_ptr_array[] __attribute__ ((weak));
-extern const uint64_t __stop___rseq_cs_ptr_array[] __attribute__ ((weak));
+# include <fcntl.h>
+# include <link.h>
+# include <stdlib.h>
+# include <unistd.h>
 
 # ifdef __thumb__
 #  define BREAKPOINT 0xde01	/* The kernel's Thumb ptrace breakpoint.  */
@@ -317,15 +320,14 @@ static uintptr_t bp_addr[MAX_BREAKPOINTS];
 static uintptr_t bp_abort[MAX_BREAKPOINTS]; /* Its section's abort_ip.  */
 static int nr_bp;
 
-/* The instructions of every section; the tracer was forked from the
-   same program, so the addresses are the child's.  */
+/* Breakpoints on the instructions of the sections listed in ARRAY (N
+   entries of an __rseq_cs_ptr_array).  */
 static void
-find_section_instructions (void)
+add_sections (const uint64_t *array, size_t n)
 {
-  const uint64_t *p = __start___rseq_cs_ptr_array;
-  for (; p < __stop___rseq_cs_ptr_array; p++)
+  for (size_t i = 0; i < n; i++)
     {
-      const struct rseq_cs *cs = (const struct rseq_cs *) (uintptr_t) *p;
+      const struct rseq_cs *cs = (const struct rseq_cs *) (uintptr_t) array[i];
       uintptr_t pc = cs->start_ip;
       for (; pc < cs->start_ip + cs->post_commit_offset; pc += INSN_SIZE (pc))
 	{
@@ -335,6 +337,56 @@ find_section_instructions (void)
 	  bp_addr[nr_bp++] = pc;
 	}
     }
+}
+
+/* dl_iterate_phdr callback: the sections of one loaded object, from the
+   __rseq_cs_ptr_array section its file's section headers locate (the
+   program's own and libc's: the libc operations the program calls have
+   sections of their own, which must stop too).  */
+static int
+add_object_sections (struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void) size;
+  (void) data;
+  const char *path = info->dlpi_name[0] != '\0' ? info->dlpi_name : "/proc/self/exe";
+  int fd = open (path, O_RDONLY);
+  if (fd < 0)
+    return 0;
+  ElfW(Ehdr) eh;
+  if (pread (fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_shnum > 0
+      && eh.e_shentsize == sizeof (ElfW(Shdr)) && eh.e_shstrndx < eh.e_shnum)
+    {
+      ElfW(Shdr) *sh = calloc (eh.e_shnum, sizeof *sh);
+      size_t len = eh.e_shnum * sizeof *sh;
+      if (sh != NULL && pread (fd, sh, len, eh.e_shoff) == (ssize_t) len)
+	{
+	  ElfW(Shdr) *strtab = &sh[eh.e_shstrndx];
+	  char *names = malloc (strtab->sh_size + 1);
+	  if (names != NULL
+	      && pread (fd, names, strtab->sh_size, strtab->sh_offset)
+		 == (ssize_t) strtab->sh_size)
+	    {
+	      names[strtab->sh_size] = '\0';
+	      for (int i = 0; i < eh.e_shnum; i++)
+		if (sh[i].sh_name < strtab->sh_size
+		    && strcmp (names + sh[i].sh_name, "__rseq_cs_ptr_array") == 0)
+		  add_sections ((const uint64_t *) (info->dlpi_addr + sh[i].sh_addr),
+				sh[i].sh_size / sizeof (uint64_t));
+	    }
+	  free (names);
+	}
+      free (sh);
+    }
+  close (fd);
+  return 0;
+}
+
+/* The instructions of every section of every loaded object; the tracer
+   was forked from the same program, so the addresses are the child's.  */
+static void
+find_section_instructions (void)
+{
+  dl_iterate_phdr (add_object_sections, NULL);
   if (nr_bp == 0)
     FAIL ("no critical section in this program (__rseq_cs_ptr_array)");
 }
