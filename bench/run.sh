@@ -31,32 +31,6 @@ echo
 sed -n 's/^vm| \(|.*\)$/\1/p; s/^vm| \((.*)\)$/\1/p' "$b/vm.log"
 grep -q '^PASS: cpu-opv-bench' "$b/vm.log" || { echo "(the VM run failed; see out/bench/vm.log)"; exit 1; }
 
-# The counter benchmark in every VM whose own ABI is built (x86_64 by
-# make, the others by make cross): ratios only.
-counter_in_vm() {
-  local vm=$1 dir=$b/vm-$1
-  mkdir -p "$dir"
-  "$(abi_driver "$vm")" -O2 -Wall -pthread -I"$TOP/percpu" -o "$dir/percpu-bench" \
-    "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
-  "$TOP/build-scripts/run-vm" --vm "$vm" --timeout 1800 --file "$dir/percpu-bench" \
-    --file "$TOP/bench/counter-vm.sh" \
-    "counter=sh ./counter-vm.sh $rounds 200000" > "$dir/vm.log" 2>&1 || true
-  grep -q '^PASS: counter' "$dir/vm.log" || echo "(the $vm VM run failed; see out/bench/vm-$vm/vm.log)" >&2
-}
-
+# The counter benchmark in every VM whose own ABI is built.
 echo
-echo "### Counter benchmark in each test VM: ratios of ns/op (QEMU TCG, -smp 2, median of $rounds)"
-echo
-echo "TCG emulates every instruction and turns atomics into the host's"
-echo "atomics or locks, so the VMs' absolute times and their ratios to"
-echo "atomics do not predict hardware; they compare methods on one VM."
-echo
-logs=()
-for vm in $(vm_names); do
-  abi_names | grep -qxF -- "$vm" || continue
-  [ -x "$(abi_driver "$vm")" ] && [ -e "$(vm_dir "$vm")/$(basename "$(vm_field "$vm" image)")" ] || continue
-  [ -e "$OUT/$(abi_field "$vm" sysroot)/$(abi_field "$vm" ldso)" ] || continue
-  counter_in_vm "$vm"
-  logs+=("$vm=$b/vm-$vm/vm.log")
-done
-/usr/bin/python3 "$TOP/bench/vm_bench.py" "${logs[@]}"
+"$TOP/bench/vm-counter.sh" "$rounds"
