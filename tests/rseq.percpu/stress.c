@@ -8,7 +8,9 @@
      - workers yield and move themselves between CPUs.
    Afterwards every total must be exact: no count lost or doubled, no
    node, pointer or record lost, duplicated or torn; and aborts must
-   have happened.  --long runs ten times as many rounds, --reps N runs N.
+   have happened (workers go on past REPS until one has, up to ten times
+   as many rounds).  --long runs ten times as many rounds, --reps N
+   runs N.
 
    --fallback-half puts every other worker in RSEQ_PERCPU_FALLBACK_ALWAYS
    mode, so the cpu_opv fallback and the rseq sequences work on the same
@@ -24,12 +26,36 @@
 
 #define ITEMS 512
 
+/* A record long enough that its copy is a good part of a round: the
+   signals and preemptions that land inside it abort a sequence even
+   when the sequences run in libc, where no delay is injected.  */
+#define RECORD_WORDS 32
+
 struct record
 {
   intptr_t id;
-  intptr_t check;		/* ~id */
-  intptr_t triple;		/* 3 * id */
+  intptr_t words[RECORD_WORDS];	/* words[k] == ~id * (k + 1) */
 };
+
+static void
+record_fill (struct record *r, intptr_t id)
+{
+  r->id = id;
+  for (int k = 0; k < RECORD_WORDS; k++)
+    r->words[k] = ~id * (k + 1);
+}
+
+/* Nonzero if R is one whole record as record_fill wrote it.  */
+static int
+record_whole (const struct record *r)
+{
+  if (r->id < 0 || r->id >= ITEMS)
+    return 0;
+  for (int k = 0; k < RECORD_WORDS; k++)
+    if (r->words[k] != ~r->id * (k + 1))
+      return 0;
+  return 1;
+}
 
 static long reps = 2000000;
 static int nthreads;
@@ -49,6 +75,8 @@ static pthread_t *workers;
 static volatile int running = 1;
 static unsigned long signals_handled;
 static unsigned long total_aborts;
+static long total_rounds;
+static int abort_seen;
 static int workers_done;
 /* Workers start when the chaos thread runs: with few rounds (--reps)
    under emulation they could otherwise all finish before it is first
@@ -130,12 +158,34 @@ one_round (void)
     FAIL ("record pop: %s", strerror (errno));
   if (ret == 0)
     {
-      if (r.check != ~r.id || r.triple != 3 * r.id)
-	FAIL ("torn record: id %ld check %ld triple %ld", (long) r.id,
-	      (long) r.check, (long) r.triple);
+      if (!record_whole (&r))
+	FAIL ("torn record: id %ld", (long) r.id);
       if (percpu_buffer_push_record (&records, &r) != 0)
 	FAIL ("record push failed");
     }
+}
+
+/* Through libc a sequence is a few instructions between calls, and no
+   delay can be injected into it: under emulation REPS rounds can pass
+   without a signal or preemption landing inside one.  So a worker goes
+   on past REPS, up to EXTRA_ROUNDS_FACTOR times as many rounds, until
+   some worker has seen an abort; the totals count the rounds run.  */
+#define EXTRA_ROUNDS_FACTOR 10
+
+static void
+note_aborts (void)
+{
+  if (percpu_aborts + rseq_percpu_aborts () > 0)
+    __atomic_store_n (&abort_seen, 1, __ATOMIC_RELAXED);
+}
+
+static int
+keep_going_for_an_abort (long done)
+{
+  if (fallback_half || done >= reps * EXTRA_ROUNDS_FACTOR)
+    return 0;
+  note_aborts ();
+  return !__atomic_load_n (&abort_seen, __ATOMIC_RELAXED);
 }
 
 static void *
@@ -148,20 +198,26 @@ worker (void *arg)
     FAIL ("rseq_percpu_set_fallback: %s", strerror (errno));
   while (!__atomic_load_n (&chaos_running, __ATOMIC_ACQUIRE))
     sched_yield ();
-  for (long i = 0; i < reps; i++)
+  long i;
+  for (i = 0; i < reps || keep_going_for_an_abort (i); i++)
     {
       one_round ();
       if (i % 64 == 0)
-	sched_yield ();
+	{
+	  note_aborts ();
+	  sched_yield ();
+	}
       if (i % 512 == 0)
 	move_somewhere (&seed);
     }
+  note_aborts ();
 #ifdef RSEQ_PERCPU_NO_INLINE
   /* Every operation of a forced worker went through cpu_opv.  */
   if (forced && rseq_percpu_fallbacks () < (unsigned long) reps)
     FAIL ("forced worker: only %lu operations through cpu_opv",
 	  rseq_percpu_fallbacks ());
 #endif
+  __atomic_fetch_add (&total_rounds, i, __ATOMIC_RELAXED);
   __atomic_fetch_add (&total_aborts, percpu_aborts + rseq_percpu_aborts (),
 		      __ATOMIC_RELAXED);
   __atomic_fetch_add (&total_fallbacks, rseq_percpu_fallbacks (),
@@ -210,7 +266,8 @@ setup (void)
       CHECK (percpu_list_push (&list, &nodes[i]) >= 0);
       pointer_items[i] = i;
       CHECK (percpu_buffer_push (&pointers, &pointer_items[i]) == 0);
-      struct record r = { i, ~(intptr_t) i, 3 * (intptr_t) i };
+      struct record r;
+      record_fill (&r, i);
       CHECK (percpu_buffer_push_record (&records, &r) == 0);
     }
 }
@@ -252,8 +309,7 @@ check_items (void)
   for (int cpu = 0; cpu < records.nr_slots; cpu++)
     while (percpu_buffer_pop_slot (&records, cpu, &r) == 0)
       {
-	CHECK (r.id >= 0 && r.id < ITEMS && r.check == ~r.id
-	       && r.triple == 3 * r.id);
+	CHECK (record_whole (&r));
 	if (seen[r.id]++)
 	  FAIL ("record %ld twice", (long) r.id);
 	count++;
@@ -310,7 +366,10 @@ main (int argc, char **argv)
   for (int i = 0; i < nthreads; i++)
     CHECK (pthread_join (workers[i], NULL) == 0);
 
-  long expected = (long) nthreads * reps;
+  long expected = total_rounds;
+  if (expected < (long) nthreads * reps)
+    FAIL ("%ld rounds run, expected at least %ld", expected,
+	  (long) nthreads * reps);
   CHECK_EQ (percpu_counter_sum (&count_cpu), expected);
   if (have_mm_cid)
     CHECK_EQ (percpu_counter_sum (&count_mm), expected);
@@ -327,6 +386,9 @@ main (int argc, char **argv)
   if (fallback_half && total_fallbacks == 0)
     FAIL ("no operation went through cpu_opv");
 
+  long extra = total_rounds - (long) nthreads * reps;
+  if (extra > 0)
+    printf ("%ld rounds past --reps before an abort\n", extra);
   printf ("%d threads x %ld rounds: exact totals; %lu signals handled, "
 	  "%lu aborts, %lu operations through cpu_opv%s\n", nthreads, reps,
 	  signals_handled, total_aborts, total_fallbacks,
