@@ -22,10 +22,14 @@
 /* The clone flags that make a child run on its parent's thread
    descriptor while the parent waits for it, as vfork's child does
    (CLONE_VM and CLONE_VFORK without CLONE_SETTLS), for clone.S.  The
-   values are the kernel's CLONE_* (checked in rseq-vfork.c).  */
-#define RSEQ_VFORK_CLONE_VM	0x00000100
-#define RSEQ_VFORK_CLONE_VFORK	0x00004000
-#define RSEQ_VFORK_CLONE_SETTLS	0x00080000
+   values are the kernel's CLONE_* (checked in rseq-vfork.c).  The bit
+   numbers serve architectures that test one bit at a time.  */
+#define RSEQ_VFORK_CLONE_VM_BIT		8
+#define RSEQ_VFORK_CLONE_VFORK_BIT	14
+#define RSEQ_VFORK_CLONE_SETTLS_BIT	19
+#define RSEQ_VFORK_CLONE_VM		(1 << RSEQ_VFORK_CLONE_VM_BIT)
+#define RSEQ_VFORK_CLONE_VFORK		(1 << RSEQ_VFORK_CLONE_VFORK_BIT)
+#define RSEQ_VFORK_CLONE_SETTLS		(1 << RSEQ_VFORK_CLONE_SETTLS_BIT)
 
 #ifndef __ASSEMBLER__
 # include <sys/types.h>
