@@ -44,9 +44,9 @@ fetch() {
   (cd "$dir.tmp" && apt-get download -qq -o APT::Sandbox::User="$(id -un)" \
     "busybox-static:$debarch") >/dev/null
   deb=$(ls "$dir.tmp"/busybox-static_*.deb)
-  dpkg-deb -x "$deb" "$dir.tmp/root"
+  dpkg-deb -x "$deb" "$dir.tmp/pkg"
   mkdir -p "$dir/bin"
-  cp "$dir.tmp/root/bin/busybox" "$(busybox_path "$vm")"
+  cp "$dir.tmp/pkg/bin/busybox" "$(busybox_path "$vm")"
   rm -rf "$dir.tmp"
 }
 

@@ -39,6 +39,15 @@ pin (int cpu)
     FAIL ("sched_setaffinity (%d): %s", cpu, strerror (errno));
 }
 
+/* Pin to CPU and wait until the area says the thread runs there.  */
+static void
+move_to (int cpu)
+{
+  pin (cpu);
+  while (sched_getcpu () != cpu)
+    sched_yield ();
+}
+
 /* Runs in the vfork child: move to OTHER, then look.  Only stores to
    memory and calls that return; leaves with _exit.  */
 static void
@@ -149,9 +158,7 @@ own_memory_child (void *arg)
 static void
 check_clone_without_shared_area (int home)
 {
-  pin (home);
-  while (sched_getcpu () != home)
-    sched_yield ();
+  move_to (home);
 
   /* CLONE_SIGHAND without CLONE_VM: EINVAL, with CLONE_VFORK set.  */
   errno = 0;
@@ -191,9 +198,7 @@ main (void)
   for (int round = 0; round < ROUNDS; round++)
     {
       int home = cpus[round % 2], other = cpus[1 - round % 2];
-      pin (home);
-      while (sched_getcpu () != home)
-	sched_yield ();
+      move_to (home);
       memset ((void *) &view, 0, sizeof view);
       pid_t pid = start_child (round % 4 >= 2, home, other);
       CHECK (pid > 0);
