@@ -28,25 +28,34 @@
      __RSEQ_ASM_SIGNATURE		RSEQ_SIG, placed so that its four bytes
 				end right where the next instruction starts
      __RSEQ_ASM_JUMP		the unconditional branch mnemonic
-     __RSEQ_ASM_STORE_RSEQ_CS (START, TABLE, ANCHOR, LITERAL)
+     __RSEQ_ASM_STORE_RSEQ_CS (TABLE, ANCHOR)
 				store the address of descriptor TABLE into
-				operand rseq_cs, then define label START
+				operand rseq_cs; the store must be the
+				last instruction, with nothing after it
+				(no label, data, alignment or branch):
+				this file puts start_ip right after it,
+				so that no instruction between arming and
+				start_ip lies outside the section
      __RSEQ_ASM_CMP_CPU_ID (EXIT)	branch to EXIT unless operand cpu_field
 				equals operand cpu
      __RSEQ_ASM_OP_CMPEQ (VAR, EXPECT, EXIT)
 				branch to EXIT unless VAR == EXPECT
      __RSEQ_ASM_OP_STORE (VALUE, VAR)	VAR = VALUE
-     __RSEQ_ASM_OP_FINAL_STORE (VALUE, VAR, COMMIT)
-     __RSEQ_ASM_OP_FINAL_STORE_RELEASE (VALUE, VAR, COMMIT)
+     __RSEQ_ASM_OP_FINAL_STORE (VALUE, VAR)
+     __RSEQ_ASM_OP_FINAL_STORE_RELEASE (VALUE, VAR)
 				the commit: VAR = VALUE (after every
-				earlier store for _RELEASE), then label COMMIT
-     __RSEQ_ASM_OP_FINAL_ADD (COUNT, VAR, COMMIT)
+				earlier store for _RELEASE)
+     __RSEQ_ASM_OP_FINAL_ADD (COUNT, VAR)
 				the commit: VAR += COUNT
      __RSEQ_ASM_OP_R_LOAD (VAR)	the scratch register R = VAR
      __RSEQ_ASM_OP_R_CMPEQ (EXPECT, EXIT)	branch to EXIT if R == EXPECT
      __RSEQ_ASM_OP_R_STORE (VAR)	VAR = R
      __RSEQ_ASM_OP_R_LOAD_OFF (OFF)	R = *(R + OFF)
-     __RSEQ_ASM_OP_R_FINAL_STORE (VAR, COMMIT)	the commit: VAR = R
+     __RSEQ_ASM_OP_R_FINAL_STORE (VAR)	the commit: VAR = R
+
+   Each commit primitive ends with the committing store, and this file
+   puts post_commit_ip right after it, so that the commit is the last
+   instruction of every section.
      __RSEQ_ASM_OP_MEMCPY (DST, SRC, LEN, LOOP, DONE)
 				copy LEN bytes; interruptible, so that an
 				abort leaves it incomplete and uncommitted
@@ -70,7 +79,7 @@
 #define __RSEQ_L_TABLE	3	/* The struct rseq_cs descriptor.  */
 #define __RSEQ_L_ABORT	4	/* abort_ip, right after RSEQ_SIG.  */
 #define __RSEQ_L_ANCHOR	5	/* Address computations.  */
-#define __RSEQ_L_LOOP	8	/* Loops and literals.  */
+#define __RSEQ_L_LOOP	8	/* Loops.  */
 #define __RSEQ_L_DONE	9
 
 /* The descriptor (version 0, flags 0, start_ip, post_commit_offset,
@@ -86,6 +95,7 @@
   __RSEQ_ASM_U64 (__RSEQ_STR (abort) "f") "\n\t"			\
   ".popsection\n\t"							\
   ".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
+  ".balign 8\n\t"							\
   __RSEQ_ASM_U64 (__RSEQ_STR (table) "b") "\n\t"			\
   ".popsection\n\t"
 
@@ -94,6 +104,7 @@
    debugger stepping over the section can stop at every exit.  */
 #define __RSEQ_ASM_DEFINE_EXIT_POINT(start, exit)			\
   ".pushsection __rseq_exit_point_array, \"aw\"\n\t"			\
+  ".balign 8\n\t"							\
   __RSEQ_ASM_U64 (__RSEQ_STR (start) "b") "\n\t"			\
   __RSEQ_ASM_U64 ("%l[" #exit "]") "\n\t"				\
   ".popsection\n\t"
@@ -102,6 +113,7 @@
    the four bytes before abort_ip), then a branch to the C label.  */
 #define __RSEQ_ASM_DEFINE_ABORT(abort, exit)				\
   ".pushsection __rseq_failure, \"ax\"\n\t"				\
+  ".balign 4\n\t"							\
   __RSEQ_ASM_SIGNATURE							\
   __RSEQ_STR (abort) ":\n\t"						\
   __RSEQ_ASM_JUMP " %l[" #exit "]\n\t"					\
@@ -113,11 +125,16 @@
 #define __RSEQ_ASM_BEGIN						\
   __RSEQ_ASM_DEFINE_TABLE (__RSEQ_L_TABLE, __RSEQ_L_START,		\
 			   __RSEQ_L_COMMIT, __RSEQ_L_ABORT)		\
-  __RSEQ_ASM_STORE_RSEQ_CS (__RSEQ_L_START, __RSEQ_L_TABLE,		\
-			    __RSEQ_L_ANCHOR, __RSEQ_L_LOOP)		\
+  __RSEQ_ASM_STORE_RSEQ_CS (__RSEQ_L_TABLE, __RSEQ_L_ANCHOR)		\
+  __RSEQ_STR (__RSEQ_L_START) ":\n\t"					\
   RSEQ_PERCPU_INJECT_ASM (1)						\
   __RSEQ_ASM_CMP_CPU_ID (__rseq_cpu_changed)				\
   __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START, __rseq_cpu_changed)
+
+/* post_commit_ip: right after the commit primitive, always.  */
+#define __RSEQ_ASM_COMMIT(commit_primitive)				\
+  commit_primitive							\
+  __RSEQ_STR (__RSEQ_L_COMMIT) ":\n\t"
 
 #define __RSEQ_ASM_END							\
   __RSEQ_ASM_DEFINE_ABORT (__RSEQ_L_ABORT, __rseq_abort)
@@ -143,8 +160,8 @@ __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 			     __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START,
 							   __rseq_cmpfail)
 			     RSEQ_PERCPU_INJECT_ASM (3)
-			     __RSEQ_ASM_OP_FINAL_STORE (newv, v,
-							__RSEQ_L_COMMIT)
+			     __RSEQ_ASM_COMMIT (
+			       __RSEQ_ASM_OP_FINAL_STORE (newv, v))
 			     __RSEQ_ASM_END
 			     : /* No outputs.  */
 			     : __RSEQ_ASM_AREA_INPUTS (__area, __off, __cpu),
@@ -167,8 +184,8 @@ __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 {
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
 			     RSEQ_PERCPU_INJECT_ASM (2)
-			     __RSEQ_ASM_OP_FINAL_ADD (count, v,
-						      __RSEQ_L_COMMIT)
+			     __RSEQ_ASM_COMMIT (
+			       __RSEQ_ASM_OP_FINAL_ADD (count, v))
 			     __RSEQ_ASM_END
 			     : /* No outputs.  */
 			     : __RSEQ_ASM_AREA_INPUTS (__area, __off, __cpu),
@@ -201,7 +218,8 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
 			     RSEQ_PERCPU_INJECT_ASM (3)
 			     __RSEQ_ASM_OP_R_STORE (load)
 			     __RSEQ_ASM_OP_R_LOAD_OFF (voffp)
-			     __RSEQ_ASM_OP_R_FINAL_STORE (v, __RSEQ_L_COMMIT)
+			     __RSEQ_ASM_COMMIT (
+			       __RSEQ_ASM_OP_R_FINAL_STORE (v))
 			     __RSEQ_ASM_END
 			     : /* No outputs.  */
 			     : __RSEQ_ASM_AREA_INPUTS (__area, __off, __cpu),
@@ -232,8 +250,8 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 			     RSEQ_PERCPU_INJECT_ASM (3)
 			     __RSEQ_ASM_OP_CMPEQ (v2, expect2, __rseq_cmpfail)
 			     RSEQ_PERCPU_INJECT_ASM (4)
-			     __RSEQ_ASM_OP_FINAL_STORE (newv, v,
-							__RSEQ_L_COMMIT)
+			     __RSEQ_ASM_COMMIT (
+			       __RSEQ_ASM_OP_FINAL_STORE (newv, v))
 			     __RSEQ_ASM_END
 			     : /* No outputs.  */
 			     : __RSEQ_ASM_AREA_INPUTS (__area, __off, __cpu),
@@ -262,7 +280,7 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 			     RSEQ_PERCPU_INJECT_ASM (3)			\
 			     __RSEQ_ASM_OP_STORE (newv2, v2)		\
 			     RSEQ_PERCPU_INJECT_ASM (4)			\
-			     final_store (newv, v, __RSEQ_L_COMMIT)	\
+			     __RSEQ_ASM_COMMIT (final_store (newv, v))	\
 			     __RSEQ_ASM_END				\
 			     : /* No outputs.  */			\
 			     : __RSEQ_ASM_AREA_INPUTS (__area, __off, __cpu), \
@@ -303,7 +321,7 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 						   __RSEQ_L_LOOP,	\
 						   __RSEQ_L_DONE)	\
 			     RSEQ_PERCPU_INJECT_ASM (4)			\
-			     final_store (newv, v, __RSEQ_L_COMMIT)	\
+			     __RSEQ_ASM_COMMIT (final_store (newv, v))	\
 			     __RSEQ_ASM_END				\
 			     : /* No outputs.  */			\
 			     : __RSEQ_ASM_AREA_INPUTS (__area, __off, __cpu), \

@@ -280,15 +280,23 @@ __END_DECLS
 
 #ifdef __RSEQ_PERCPU_ARCH
 
-/* Offset of the field holding the CPU number for FIELD, or -1 if the
-   kernel does not provide it.  */
+/* Offset in AREA of the field holding the CPU number for FIELD, or -1
+   if no operation may run on it: there is no area, the kernel does not
+   provide the field, or (for mm_cid) the area is not registered.  A
+   section indexed by cpu_id finds an unregistered area by itself (its
+   CPU check fails on a negative cpu_id); mm_cid keeps its last value in
+   a vfork child or after unregistration, so it is checked here, where
+   the inline and the libc operations both pass.  */
 __RSEQ_INLINE_HELPER int
-__rseq_percpu_field_offset (int __field)
+__rseq_percpu_field_offset (struct rseq *__area, int __field)
 {
+  if (__area == 0)
+    return -1;
   if (__field == RSEQ_PERCPU_INDEX_CPU_ID)
     return __RSEQ_AREA_CPU_ID_OFFSET;
   if (__field == RSEQ_PERCPU_INDEX_MM_CID
-      && __rseq_area_has_field (__RSEQ_AREA_MM_CID_OFFSET))
+      && __rseq_area_has_field (__RSEQ_AREA_MM_CID_OFFSET)
+      && __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET) >= 0)
     return __RSEQ_AREA_MM_CID_OFFSET;
   return -1;
 }
@@ -299,7 +307,7 @@ __RSEQ_INLINE_HELPER int
 __rseq_percpu_current_cpu (int __field)
 {
   struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__field);
+  int __off = __rseq_percpu_field_offset (__area, __field);
 
   if (__area == 0 || __off < 0
       || __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET) < 0)
@@ -322,7 +330,7 @@ __rseq_percpu_try_cmpeqv_storev (int __field, intptr_t *__v, intptr_t __expect,
 				 intptr_t __newv, int __cpu)
 {
   struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__field);
+  int __off = __rseq_percpu_field_offset (__area, __field);
 
   if (__area == 0 || __off < 0)
     return -1;
@@ -338,7 +346,7 @@ __rseq_percpu_try_addv (int __field, intptr_t *__v, intptr_t __count,
 			int __cpu)
 {
   struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__field);
+  int __off = __rseq_percpu_field_offset (__area, __field);
 
   if (__area == 0 || __off < 0)
     return -1;
@@ -356,7 +364,7 @@ __rseq_percpu_try_cmpnev_storeoffp_load (int __field, intptr_t *__v,
 					 int __cpu)
 {
   struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__field);
+  int __off = __rseq_percpu_field_offset (__area, __field);
 
   if (__area == 0 || __off < 0)
     return -1;
@@ -378,7 +386,7 @@ __rseq_percpu_try_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
 					int __cpu)
 {
   struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__field);
+  int __off = __rseq_percpu_field_offset (__area, __field);
 
   if (__area == 0 || __off < 0)
     return -1;
@@ -399,7 +407,7 @@ __rseq_percpu_try_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
 					   int __cpu, int __release)
 {
   struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__field);
+  int __off = __rseq_percpu_field_offset (__area, __field);
 
   if (__area == 0 || __off < 0)
     return -1;
@@ -422,7 +430,7 @@ __rseq_percpu_try_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
 					   int __release)
 {
   struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__field);
+  int __off = __rseq_percpu_field_offset (__area, __field);
 
   if (__area == 0 || __off < 0)
     return -1;

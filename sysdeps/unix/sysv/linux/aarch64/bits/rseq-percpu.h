@@ -34,11 +34,10 @@
 
 /* The store precedes start_ip: the kernel ignores a preemption before
    it, and the CPU check right after start_ip catches a migration.  */
-# define __RSEQ_ASM_STORE_RSEQ_CS(start, table, anchor, literal)	\
+# define __RSEQ_ASM_STORE_RSEQ_CS(table, anchor)	\
   "adrp x9, " __RSEQ_STR (table) "b\n\t"				\
   "add x9, x9, :lo12:" __RSEQ_STR (table) "b\n\t"			\
-  "str x9, %[rseq_cs]\n"						\
-  __RSEQ_STR (start) ":\n\t"
+  "str x9, %[rseq_cs]\n\t"
 
 # define __RSEQ_ASM_CMP_CPU_ID(exit)					\
   "ldr w9, %[cpu_field]\n\t"						\
@@ -51,17 +50,15 @@
   "b.ne %l[" #exit "]\n\t"
 # define __RSEQ_ASM_OP_STORE(value, var)				\
   "str %[" #value "], %[" #var "]\n\t"
-# define __RSEQ_ASM_OP_FINAL_STORE(value, var, commit)			\
-  "str %[" #value "], %[" #var "]\n"					\
-  __RSEQ_STR (commit) ":\n\t"
+# define __RSEQ_ASM_OP_FINAL_STORE(value, var)			\
+  "str %[" #value "], %[" #var "]\n\t"
 /* Store-release: every earlier load and store is observed first.  */
-# define __RSEQ_ASM_OP_FINAL_STORE_RELEASE(value, var, commit)		\
-  "stlr %[" #value "], %[" #var "]\n"					\
-  __RSEQ_STR (commit) ":\n\t"
-# define __RSEQ_ASM_OP_FINAL_ADD(count, var, commit)			\
+# define __RSEQ_ASM_OP_FINAL_STORE_RELEASE(value, var)		\
+  "stlr %[" #value "], %[" #var "]\n\t"
+# define __RSEQ_ASM_OP_FINAL_ADD(count, var)			\
   "ldr x9, %[" #var "]\n\t"						\
   "add x9, x9, %[" #count "]\n\t"					\
-  __RSEQ_ASM_OP_R_FINAL_STORE (var, commit)
+  __RSEQ_ASM_OP_R_FINAL_STORE (var)
 
 # define __RSEQ_ASM_OP_R_LOAD(var)					\
   "ldr x9, %[" #var "]\n\t"
@@ -72,9 +69,8 @@
   "str x9, %[" #var "]\n\t"
 # define __RSEQ_ASM_OP_R_LOAD_OFF(off)					\
   "ldr x9, [x9, %[" #off "]]\n\t"
-# define __RSEQ_ASM_OP_R_FINAL_STORE(var, commit)			\
-  "str x9, %[" #var "]\n"						\
-  __RSEQ_STR (commit) ":\n\t"
+# define __RSEQ_ASM_OP_R_FINAL_STORE(var)			\
+  "str x9, %[" #var "]\n\t"
 
 /* A byte loop from the end, so that only the index changes.  */
 # define __RSEQ_ASM_OP_MEMCPY(dst, src, len, loop, done)		\

@@ -32,30 +32,22 @@
   ".word " __RSEQ_STR (RSEQ_SIG) "\n"
 # define __RSEQ_ASM_JUMP "b"
 
-/* Position-independent: the descriptor's offset from the PC, kept in
-   a literal the section branches over.  Reading the PC gives the
-   address of the instruction plus 4 in T32 and plus 8 in A32.  */
-# ifdef __thumb__
-#  define __RSEQ_ARM_ADD_PC "add r12, pc\n\t"
-#  define __RSEQ_ARM_PC_BIAS "4"
-# else
-#  define __RSEQ_ARM_ADD_PC "add r12, pc, r12\n\t"
-#  define __RSEQ_ARM_PC_BIAS "8"
-# endif
-/* The store precedes start_ip: the kernel ignores a preemption before
-   it, and the CPU check right after start_ip catches a migration.  The
-   high word of rseq_cs stays zero.  */
-# define __RSEQ_ASM_STORE_RSEQ_CS(start, table, anchor, literal)	\
-  "ldr r12, " __RSEQ_STR (literal) "f\n"				\
+/* Position-independent in A32 and in T32, whichever the function
+   containing the section is compiled for (target attributes may mix
+   both in one file): movw and movt load the descriptor's offset from
+   the PC as the add reads it.  Reading the PC gives the address of the
+   instruction plus 8 in A32 and plus 4 in T32, which is twice the size
+   of that add in either mode (4 or 2 bytes), so the assembler computes
+   the bias itself.  The store is the last instruction: start_ip follows
+   it.  The high word of rseq_cs stays zero.  */
+# define __RSEQ_ASM_STORE_RSEQ_CS(table, anchor)		\
+  "movw r12, #:lower16:(" __RSEQ_STR (table) "b - .Lrseq_pc%=)\n\t"	\
+  "movt r12, #:upper16:(" __RSEQ_STR (table) "b - .Lrseq_pc%=)\n"	\
   __RSEQ_STR (anchor) ":\n\t"						\
-  __RSEQ_ARM_ADD_PC							\
-  "str r12, %[rseq_cs]\n\t"						\
-  "b " __RSEQ_STR (start) "f\n\t"					\
-  ".balign 4\n"								\
-  __RSEQ_STR (literal) ":\n\t"						\
-  ".word " __RSEQ_STR (table) "b - (" __RSEQ_STR (anchor) "b + "	\
-  __RSEQ_ARM_PC_BIAS ")\n"						\
-  __RSEQ_STR (start) ":\n\t"
+  "add r12, r12, pc\n\t"						\
+  ".set .Lrseq_pc%=, " __RSEQ_STR (anchor) "b + 2 * (. - "		\
+  __RSEQ_STR (anchor) "b)\n\t"						\
+  "str r12, %[rseq_cs]\n\t"
 
 # define __RSEQ_ASM_CMP_CPU_ID(exit)					\
   "ldr r12, %[cpu_field]\n\t"						\
@@ -68,17 +60,16 @@
   "bne %l[" #exit "]\n\t"
 # define __RSEQ_ASM_OP_STORE(value, var)				\
   "str %[" #value "], %[" #var "]\n\t"
-# define __RSEQ_ASM_OP_FINAL_STORE(value, var, commit)			\
-  "str %[" #value "], %[" #var "]\n"					\
-  __RSEQ_STR (commit) ":\n\t"
+# define __RSEQ_ASM_OP_FINAL_STORE(value, var)			\
+  "str %[" #value "], %[" #var "]\n\t"
 /* A barrier orders every earlier load and store before the commit.  */
-# define __RSEQ_ASM_OP_FINAL_STORE_RELEASE(value, var, commit)		\
+# define __RSEQ_ASM_OP_FINAL_STORE_RELEASE(value, var)		\
   "dmb ish\n\t"								\
-  __RSEQ_ASM_OP_FINAL_STORE (value, var, commit)
-# define __RSEQ_ASM_OP_FINAL_ADD(count, var, commit)			\
+  __RSEQ_ASM_OP_FINAL_STORE (value, var)
+# define __RSEQ_ASM_OP_FINAL_ADD(count, var)			\
   "ldr r12, %[" #var "]\n\t"						\
   "add r12, r12, %[" #count "]\n\t"					\
-  __RSEQ_ASM_OP_R_FINAL_STORE (var, commit)
+  __RSEQ_ASM_OP_R_FINAL_STORE (var)
 
 # define __RSEQ_ASM_OP_R_LOAD(var)					\
   "ldr r12, %[" #var "]\n\t"
@@ -89,9 +80,8 @@
   "str r12, %[" #var "]\n\t"
 # define __RSEQ_ASM_OP_R_LOAD_OFF(off)					\
   "ldr r12, [r12, %[" #off "]]\n\t"
-# define __RSEQ_ASM_OP_R_FINAL_STORE(var, commit)			\
-  "str r12, %[" #var "]\n"						\
-  __RSEQ_STR (commit) ":\n\t"
+# define __RSEQ_ASM_OP_R_FINAL_STORE(var)			\
+  "str r12, %[" #var "]\n\t"
 
 /* A byte loop from the end, so that only the index changes.  */
 # define __RSEQ_ASM_OP_MEMCPY(dst, src, len, loop, done)		\

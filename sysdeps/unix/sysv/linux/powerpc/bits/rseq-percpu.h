@@ -38,7 +38,7 @@
    descriptor's offset.  The store precedes start_ip: the kernel ignores
    a preemption before it, and the CPU check right after start_ip
    catches a migration.  */
-# define __RSEQ_ASM_STORE_RSEQ_CS(start, table, anchor, literal)	\
+# define __RSEQ_ASM_STORE_RSEQ_CS(table, anchor)	\
   "bcl 20, 31, " __RSEQ_STR (anchor) "f\n"				\
   __RSEQ_STR (anchor) ":\n\t"						\
   "mflr %%r17\n\t"							\
@@ -46,8 +46,7 @@
   __RSEQ_STR (anchor) "b)@ha\n\t"					\
   "addi %%r17, %%r17, (" __RSEQ_STR (table) "b - "			\
   __RSEQ_STR (anchor) "b)@l\n\t"					\
-  __RSEQ_PPC_MEM ("std", "%%r17", rseq_cs)				\
-  __RSEQ_STR (start) ":\n\t"
+  __RSEQ_PPC_MEM ("std", "%%r17", rseq_cs)
 
 # define __RSEQ_ASM_CMP_CPU_ID(exit)					\
   __RSEQ_PPC_MEM ("lwz", "%%r17", cpu_field)				\
@@ -60,17 +59,16 @@
   "bne- %%cr7, %l[" #exit "]\n\t"
 # define __RSEQ_ASM_OP_STORE(value, var)				\
   __RSEQ_PPC_MEM ("std", "%[" #value "]", var)
-# define __RSEQ_ASM_OP_FINAL_STORE(value, var, commit)			\
-  __RSEQ_ASM_OP_STORE (value, var)					\
-  __RSEQ_STR (commit) ":\n\t"
+# define __RSEQ_ASM_OP_FINAL_STORE(value, var)			\
+  __RSEQ_ASM_OP_STORE (value, var)
 /* lwsync orders every earlier load and store before the commit.  */
-# define __RSEQ_ASM_OP_FINAL_STORE_RELEASE(value, var, commit)		\
+# define __RSEQ_ASM_OP_FINAL_STORE_RELEASE(value, var)		\
   "lwsync\n\t"								\
-  __RSEQ_ASM_OP_FINAL_STORE (value, var, commit)
-# define __RSEQ_ASM_OP_FINAL_ADD(count, var, commit)			\
+  __RSEQ_ASM_OP_FINAL_STORE (value, var)
+# define __RSEQ_ASM_OP_FINAL_ADD(count, var)			\
   __RSEQ_ASM_OP_R_LOAD (var)						\
   "add %%r17, %%r17, %[" #count "]\n\t"					\
-  __RSEQ_ASM_OP_R_FINAL_STORE (var, commit)
+  __RSEQ_ASM_OP_R_FINAL_STORE (var)
 
 # define __RSEQ_ASM_OP_R_LOAD(var)					\
   __RSEQ_PPC_MEM ("ld", "%%r17", var)
@@ -81,9 +79,8 @@
   __RSEQ_PPC_MEM ("std", "%%r17", var)
 # define __RSEQ_ASM_OP_R_LOAD_OFF(off)					\
   "ldx %%r17, %%r17, %[" #off "]\n\t"
-# define __RSEQ_ASM_OP_R_FINAL_STORE(var, commit)			\
-  __RSEQ_ASM_OP_R_STORE (var)						\
-  __RSEQ_STR (commit) ":\n\t"
+# define __RSEQ_ASM_OP_R_FINAL_STORE(var)			\
+  __RSEQ_ASM_OP_R_STORE (var)
 
 /* A byte loop from the end, so that only the index changes.  DST and
    SRC are "b" operands: r0 as a base would read as zero.  */

@@ -79,10 +79,9 @@
 #  define __RSEQ_X86_TABLE_ADDRESS(table, anchor)			\
   "movl $" __RSEQ_STR (table) "b, %%ecx\n\t"
 # endif
-# define __RSEQ_ASM_STORE_RSEQ_CS(start, table, anchor, literal)	\
+# define __RSEQ_ASM_STORE_RSEQ_CS(table, anchor)	\
   __RSEQ_X86_TABLE_ADDRESS (table, anchor)				\
-  __RSEQ_X86_OP ("mov") __RSEQ_X86_TMP ", %[rseq_cs]\n"			\
-  __RSEQ_STR (start) ":\n\t"
+  __RSEQ_X86_OP ("mov") __RSEQ_X86_TMP ", %[rseq_cs]\n\t"
 
 # define __RSEQ_ASM_CMP_CPU_ID(exit)					\
   "movl %[cpu], %%ecx\n\t"						\
@@ -99,9 +98,8 @@
 # define __RSEQ_ASM_OP_R_LOAD_OFF(off)					\
   __RSEQ_X86_OP ("add") __RSEQ_X86_OPND (off) ", " __RSEQ_X86_TMP "\n\t"	\
   __RSEQ_X86_OP ("mov") "(" __RSEQ_X86_TMP "), " __RSEQ_X86_TMP "\n\t"
-# define __RSEQ_ASM_OP_R_FINAL_STORE(var, commit)			\
-  __RSEQ_ASM_OP_R_STORE (var)						\
-  __RSEQ_STR (commit) ":\n\t"
+# define __RSEQ_ASM_OP_R_FINAL_STORE(var)			\
+  __RSEQ_ASM_OP_R_STORE (var)
 
 /* Values go through the scratch register: i386 may pass them in
    memory.  */
@@ -112,16 +110,15 @@
 # define __RSEQ_ASM_OP_STORE(value, var)				\
   __RSEQ_ASM_OP_R_LOAD (value)						\
   __RSEQ_ASM_OP_R_STORE (var)
-# define __RSEQ_ASM_OP_FINAL_STORE(value, var, commit)			\
+# define __RSEQ_ASM_OP_FINAL_STORE(value, var)			\
   __RSEQ_ASM_OP_R_LOAD (value)						\
-  __RSEQ_ASM_OP_R_FINAL_STORE (var, commit)
+  __RSEQ_ASM_OP_R_FINAL_STORE (var)
 /* x86 does not reorder stores with other stores.  */
 # define __RSEQ_ASM_OP_FINAL_STORE_RELEASE __RSEQ_ASM_OP_FINAL_STORE
 /* The commit is the add to memory itself: one instruction.  */
-# define __RSEQ_ASM_OP_FINAL_ADD(count, var, commit)			\
+# define __RSEQ_ASM_OP_FINAL_ADD(count, var)			\
   __RSEQ_ASM_OP_R_LOAD (count)						\
-  __RSEQ_X86_OP ("add") __RSEQ_X86_TMP ", " __RSEQ_X86_OPND (var) "\n"	\
-  __RSEQ_STR (commit) ":\n\t"
+  __RSEQ_X86_OP ("add") __RSEQ_X86_TMP ", " __RSEQ_X86_OPND (var) "\n\t"
 
 /* rep movsb: when the kernel interrupts it, the instruction pointer is
    inside the section and the thread resumes at the abort handler with

@@ -1,0 +1,31 @@
+/* Forget restartable sequences of an object dlclose unmaps.  Generic version.
+   Copyright (C) 2026 Free Software Foundation, Inc.
+   This file is part of the GNU C Library.
+
+   The GNU C Library is free software; you can redistribute it and/or
+   modify it under the terms of the GNU Lesser General Public
+   License as published by the Free Software Foundation; either
+   version 2.1 of the License, or (at your option) any later version.
+
+   The GNU C Library is distributed in the hope that it will be useful,
+   but WITHOUT ANY WARRANTY; without even the implied warranty of
+   MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+   Lesser General Public License for more details.
+
+   You should have received a copy of the GNU Lesser General Public
+   License along with the GNU C Library; if not, see
+   <https://www.gnu.org/licenses/>.  */
+
+#ifndef _DL_RSEQ_CLOSE_H
+#define _DL_RSEQ_CLOSE_H
+
+#include <link.h>
+
+/* Called by dlclose before it unmaps MAP.  Without restartable
+   sequences there is nothing to forget.  */
+static inline void
+_dl_rseq_forget_object (struct link_map *map)
+{
+}
+
+#endif /* dl-rseq-close.h */
