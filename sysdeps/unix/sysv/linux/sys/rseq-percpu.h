@@ -69,7 +69,10 @@
    trystorev and trymemcpy operations happen before it and may be
    left behind by an aborted sequence; they must target memory that is
    not published until the final store (a free slot of a per-CPU
-   buffer, for example).
+   buffer, for example).  So does the store to *LOAD of
+   cmpnev_storeoffp_load: an aborted attempt may leave *LOAD
+   changed, so *LOAD must be the caller's own memory and is only
+   meaningful when the operation returns 0.
 
    The CPU number is either the cpu_id the kernel maintains
    (RSEQ_PERCPU_INDEX_CPU_ID) or the memory-map concurrency ID
@@ -80,7 +83,8 @@
 
    The operations are inline when compiling with optimization (any
    -O level but -O0, with GCC or Clang) on an architecture with rseq
-   critical sections (x86_64 and i386), and otherwise calls to the same
+   critical sections (x86_64, i386, aarch64, ARMv7 and later in A32 or
+   T32, little-endian, and 64-bit powerpc), and otherwise calls to the same
    functions in libc (symbol version RSEQ_1.0), which is also what
    foreign function interfaces use.  The inline versions make one
    attempt and leave retries, the fallback and errno to libc, so both
