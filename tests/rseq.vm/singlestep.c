@@ -12,7 +12,29 @@
 			  --never (RSEQ_PERCPU_FALLBACK_NEVER) anywhere.
 
    Before stepping, the same loop runs untraced to show it does finish
-   when nothing aborts it every time.  */
+   when nothing aborts it every time.
+
+   The window modes check where a critical section starts: one attempt
+   of an inline operation (__rseq_percpu_addv) in a child pinned to one
+   CPU, which exits 10 if the attempt aborted and 11 if it committed
+   (the counter is checked against either); 12 (its CPU check failed),
+   13 (the counter disagrees) and 14 (no area) are errors.
+
+     singlestep window         steps the child (on arm from the entry of
+			       the function holding the section) to the
+			       first stop with rseq_cs set, right after
+			       the arming store: its PC must be the
+			       descriptor's start_ip, and after it the
+			       child, no longer stepped, must have aborted;
+     singlestep window-commit  finds the commit in a stepped probe with
+			       rseq_cs cleared (it must be the section's
+			       last instruction), then stops another child
+			       there once (a breakpoint): it must abort;
+     singlestep window-after   stops a child once at post_commit_ip: it
+			       must have committed.
+
+   They exit 0 on success, 1 on failure and 77 without a registered rseq
+   area or on an architecture without inline sections.  */
 #include "rseq-test.h"
 #include "percpu.h"
 #include <signal.h>
@@ -468,13 +490,543 @@ step_child (pid_t pid, long budget, int *status)
 # define step_child single_step
 #endif
 
+/* The window between the arming store and start_ip.
+
+   Every critical section stores the address of its descriptor into
+   rseq_cs, and start_ip must be the very next instruction: a thread
+   stopped with its PC after the store but before start_ip is outside
+   [start_ip, post_commit_ip), so the kernel clears rseq_cs and the
+   section then runs unprotected.  The window modes check that with one
+   attempt of an inline operation (__rseq_percpu_addv, count 1) in a
+   child pinned to one CPU, which exits with its result:  */
+#define WINDOW_ABORTED 10	/* The attempt aborted, the counter is 0.  */
+#define WINDOW_COMMITTED 11	/* It committed, the counter is 1.  */
+#define WINDOW_CPU_CHANGED 12	/* Not on the CPU it read, though pinned.  */
+#define WINDOW_BAD_VALUE 13	/* The counter disagrees with the result.  */
+#define WINDOW_NO_CPU 14	/* No CPU to run on (no area).  */
+
+#define WINDOW_STEP_BUDGET 100000
+#define WINDOW_TRIES 10
+
+#ifdef __RSEQ_PERCPU_ARCH
+# include <stddef.h>
+# include <sys/user.h>
+
+static intptr_t window_value;
+
+/* The attempt, called through a pointer so that the tracer knows where
+   it starts (arm starts stepping there).  */
+static __attribute__ ((noinline)) int
+window_attempt (struct rseq *area, intptr_t *v, int cpu)
+{
+  return __rseq_percpu_addv (area, __RSEQ_AREA_CPU_ID_OFFSET, v, 1, cpu);
+}
+static int (*volatile window_attempt_ptr) (struct rseq *, intptr_t *, int)
+  = window_attempt;
+
+static void
+window_child (int cpu)
+{
+  cpu_set_t set;
+  CPU_ZERO (&set);
+  CPU_SET (cpu, &set);
+  if (sched_setaffinity (0, sizeof set, &set) < 0)
+    FAIL ("sched_setaffinity (CPU %d): %s", cpu, strerror (errno));
+  if (ptrace (PTRACE_TRACEME, 0, NULL, NULL) < 0)
+    FAIL ("PTRACE_TRACEME: %s", strerror (errno));
+  raise (SIGSTOP);		/* The sync point.  */
+  struct rseq *area = __rseq_area_pointer ();
+  cpu = __rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID);
+  if (area == NULL || cpu < 0)
+    _exit (WINDOW_NO_CPU);
+  int r = window_attempt_ptr (area, &window_value, cpu);
+  if (r == -1)
+    _exit (window_value == 0 ? WINDOW_ABORTED : WINDOW_BAD_VALUE);
+  if (r == 0)
+    _exit (window_value == 1 ? WINDOW_COMMITTED : WINDOW_BAD_VALUE);
+  _exit (r == __RSEQ_PERCPU_CPU_CHANGED ? WINDOW_CPU_CHANGED : WINDOW_BAD_VALUE);
+}
+
+static const char *
+window_status_name (int status)
+{
+  switch (status)
+    {
+    case WINDOW_ABORTED: return "aborted";
+    case WINDOW_COMMITTED: return "committed";
+    case WINDOW_CPU_CHANGED: return "found itself on another CPU";
+    case WINDOW_BAD_VALUE: return "left a counter inconsistent with its result";
+    case WINDOW_NO_CPU: return "found no rseq area or CPU";
+    default: return "failed";
+    }
+}
+
+/* The child's memory, a word at a time (ADDR and LEN aligned to words).  */
+static void
+peek_bytes (pid_t pid, uintptr_t addr, void *buf, size_t len)
+{
+  for (size_t i = 0; i < len; i += sizeof (long))
+    {
+      errno = 0;
+      long word = ptrace (PTRACE_PEEKDATA, pid, addr + i, NULL);
+      if (errno != 0)
+	FAIL ("PTRACE_PEEKDATA %#lx: %s", (unsigned long) (addr + i),
+	      strerror (errno));
+      memcpy ((char *) buf + i, &word, sizeof word);
+    }
+}
+
+static void
+poke_bytes (pid_t pid, uintptr_t addr, const void *buf, size_t len)
+{
+  for (size_t i = 0; i < len; i += sizeof (long))
+    {
+      long word;
+      memcpy (&word, (const char *) buf + i, sizeof word);
+      if (ptrace (PTRACE_POKEDATA, pid, addr + i, word) < 0)
+	FAIL ("PTRACE_POKEDATA %#lx: %s", (unsigned long) (addr + i),
+	      strerror (errno));
+    }
+}
+
+/* rseq_cs of the child's area AREA (two words, low first, on 32-bit
+   ABIs: every ABI here is little-endian).  */
+static uint64_t
+peek_rseq_cs (pid_t pid, uintptr_t area)
+{
+  uint64_t cs;
+  peek_bytes (pid, area + __RSEQ_AREA_RSEQ_CS_OFFSET, &cs, sizeof cs);
+  return cs;
+}
+
+static void
+poke_rseq_cs (pid_t pid, uintptr_t area, uint64_t cs)
+{
+  poke_bytes (pid, area + __RSEQ_AREA_RSEQ_CS_OFFSET, &cs, sizeof cs);
+}
+
+/* The child's PC, on the ABIs the stepping code above does not cover.  */
+# if defined __x86_64__ || defined __i386__
+#  ifdef __x86_64__
+#   define PC_OFFSET offsetof (struct user_regs_struct, rip)
+#  else
+#   define PC_OFFSET offsetof (struct user_regs_struct, eip)
+#  endif
+static uintptr_t
+child_pc (pid_t pid)
+{
+  errno = 0;
+  long pc = ptrace (PTRACE_PEEKUSER, pid, PC_OFFSET, NULL);
+  if (errno != 0)
+    FAIL ("PTRACE_PEEKUSER: %s", strerror (errno));
+  return pc;
+}
+
+static void
+set_child_pc (pid_t pid, uintptr_t pc)
+{
+  if (ptrace (PTRACE_POKEUSER, pid, PC_OFFSET, pc) < 0)
+    FAIL ("PTRACE_POKEUSER: %s", strerror (errno));
+}
+# elif defined __arm__
+static uintptr_t
+child_pc (pid_t pid)
+{
+  struct user_regs regs;
+  if (ptrace (PTRACE_GETREGS, pid, NULL, &regs) < 0)
+    FAIL ("PTRACE_GETREGS: %s", strerror (errno));
+  return regs.uregs[15];
+}
+# endif
+
+/* Put a breakpoint at ADDR in the child (SET), or its instruction back
+   (the tracer's own copy: the child is a fork of it).  */
+static void
+set_breakpoint (pid_t pid, uintptr_t addr, int set)
+{
+# if defined __x86_64__ || defined __i386__
+  uintptr_t word = addr & ~(uintptr_t) (sizeof (long) - 1);
+  errno = 0;
+  long val = ptrace (PTRACE_PEEKTEXT, pid, word, NULL);
+  if (errno != 0)
+    FAIL ("PTRACE_PEEKTEXT: %s", strerror (errno));
+  ((unsigned char *) &val)[addr - word]
+    = set ? 0xcc : *(const unsigned char *) addr;	/* int3 */
+  if (ptrace (PTRACE_POKETEXT, pid, word, val) < 0)
+    FAIL ("PTRACE_POKETEXT: %s", strerror (errno));
+# elif defined __arm__
+  poke_breakpoint (pid, addr, set);
+# else
+  poke_insn (pid, addr, set ? BREAKPOINT_INSN : *(const uint32_t *) addr);
+# endif
+}
+
+/* Run the child to a breakpoint at ADDR, lift it and leave the child
+   stopped with its PC at ADDR.  Returns -1, or the child's exit status
+   if it exited without reaching ADDR.  */
+static int
+run_to_breakpoint (pid_t pid, uintptr_t addr)
+{
+  set_breakpoint (pid, addr, 1);
+  int status = resume_until_trap (pid, PTRACE_CONT);
+  if (status >= 0)
+    return status;
+  uintptr_t pc = child_pc (pid);
+# if defined __x86_64__ || defined __i386__
+  if (pc == addr + 1)		/* int3 traps after itself.  */
+    {
+      set_child_pc (pid, addr);
+      pc = addr;
+    }
+# endif
+  if (pc != addr)
+    FAIL ("SIGTRAP at %#lx, not at the breakpoint at %#lx",
+	  (unsigned long) pc, (unsigned long) addr);
+  set_breakpoint (pid, addr, 0);
+  return -1;
+}
+
+# ifdef __arm__
+/* The target of the branch at PC (B and B<cond>; CBZ and CBNZ in T32),
+   or 0.  Calls, returns and other writes to the PC are not followed:
+   a step over one of them never reaches its breakpoint, and the caller
+   fails.  */
+static uintptr_t
+arm_branch_target (uintptr_t pc)
+{
+#  ifdef __thumb__
+  uint16_t h = *(const uint16_t *) pc;
+  if ((h & 0xf000) == 0xd000 && ((h >> 8) & 0xf) < 0xe)	/* B<c> T1 */
+    return pc + 4 + ((int32_t) (int8_t) (h & 0xff) << 1);
+  if ((h & 0xf800) == 0xe000)					/* B T2 */
+    return pc + 4 + ((int32_t) ((uint32_t) (h & 0x7ff) << 21) >> 20);
+  if ((h & 0xf500) == 0xb100)				/* CBZ, CBNZ */
+    return pc + 4 + ((((h >> 9) & 1) << 6) | (((h >> 3) & 0x1f) << 1));
+  if ((h & 0xf800) == 0xf000)
+    {
+      uint16_t h2 = *(const uint16_t *) (pc + 2);
+      uint32_t s = (h >> 10) & 1, j1 = (h2 >> 13) & 1, j2 = (h2 >> 11) & 1;
+      if ((h2 & 0xd000) == 0x9000)				/* B T4 */
+	{
+	  uint32_t i1 = !(j1 ^ s), i2 = !(j2 ^ s);
+	  uint32_t imm = (s << 24) | (i1 << 23) | (i2 << 22)
+			 | ((uint32_t) (h & 0x3ff) << 12) | ((h2 & 0x7ff) << 1);
+	  return pc + 4 + ((int32_t) (imm << 7) >> 7);
+	}
+      if ((h2 & 0xd000) == 0x8000 && ((h >> 6) & 0xf) < 0xe)	/* B<c> T3 */
+	{
+	  uint32_t imm = (s << 20) | (j2 << 19) | (j1 << 18)
+			 | ((uint32_t) (h & 0x3f) << 12) | ((h2 & 0x7ff) << 1);
+	  return pc + 4 + ((int32_t) (imm << 11) >> 11);
+	}
+    }
+  return 0;
+#  else
+  uint32_t i = *(const uint32_t *) pc;
+  if ((i >> 28) != 0xf && (i & 0x0f000000) == 0x0a000000)	/* B<c> */
+    return pc + 8 + ((int32_t) (i << 8) >> 6);
+  return 0;
+#  endif
+}
+
+/* One step the way a debugger steps without PTRACE_SINGLESTEP: a
+   breakpoint on the next instruction, and on the branch target.  */
+static int
+step_one (pid_t pid)
+{
+  uintptr_t pc = child_pc (pid);
+  uintptr_t next[2] = { pc + INSN_SIZE (pc), arm_branch_target (pc) };
+  int n = next[1] != 0 && next[1] != next[0] ? 2 : 1;
+  for (int k = 0; k < n; k++)
+    poke_breakpoint (pid, next[k], 1);
+  int status = resume_until_trap (pid, PTRACE_CONT);
+  if (status >= 0)
+    FAIL ("the child exited (status %d) stepping from %#lx: an instruction"
+	  " this tracer does not follow", status, (unsigned long) pc);
+  uintptr_t now = child_pc (pid);
+  for (int k = 0; k < n; k++)
+    poke_breakpoint (pid, next[k], 0);
+  if (now != next[0] && (n == 1 || now != next[1]))
+    FAIL ("stepping from %#lx stopped at %#lx: an instruction this tracer"
+	  " does not follow", (unsigned long) pc, (unsigned long) now);
+  return -1;
+}
+# else
+static int
+step_one (pid_t pid)
+{
+  int status;
+  single_step (pid, 1, &status);
+  return status;
+}
+# endif
+
+struct window_cs
+{
+  uint32_t version;
+  uint32_t flags;
+  uint64_t start_ip;
+  uint64_t post_commit_offset;
+  uint64_t abort_ip;
+};
+
+/* Fork a child that stops at the sync point, with rseq_cs cleared.  */
+static pid_t
+window_start_child (uintptr_t area, int cpu)
+{
+  fflush (stdout);
+  fflush (stderr);
+  pid_t pid = fork ();
+  if (pid < 0)
+    FAIL ("fork: %s", strerror (errno));
+  if (pid == 0)
+    window_child (cpu);
+  int ws;
+  if (waitpid (pid, &ws, 0) != pid || !WIFSTOPPED (ws)
+      || WSTOPSIG (ws) != SIGSTOP)
+    FAIL ("child did not stop at the sync point (wait status %#x)", ws);
+  poke_rseq_cs (pid, area, 0);
+  if (peek_rseq_cs (pid, area) != 0)
+    FAIL ("rseq_cs of the child at %#lx stays non-zero",
+	  (unsigned long) area);
+  return pid;
+}
+
+/* Step the child from the sync point (on arm from the entry of
+   window_attempt) to the first stop at which rseq_cs is set: the stop
+   right after the arming store.  Returns rseq_cs, and the PC there in
+   *PC and the descriptor in *CS.  */
+static uint64_t
+step_to_arming (pid_t pid, uintptr_t area, uintptr_t *pc,
+		struct window_cs *cs)
+{
+# ifdef __arm__
+  uintptr_t entry = (uintptr_t) window_attempt & ~(uintptr_t) 1;
+  int status = run_to_breakpoint (pid, entry);
+  if (status >= 0)
+    FAIL ("the child exited (status %d) before window_attempt at %#lx",
+	  status, (unsigned long) entry);
+# endif
+  for (long steps = 0; steps < WINDOW_STEP_BUDGET; steps++)
+    {
+      uint64_t armed = peek_rseq_cs (pid, area);
+      if (armed != 0)
+	{
+	  *pc = child_pc (pid);
+	  peek_bytes (pid, armed, cs, sizeof *cs);
+	  if (cs->version != 0 || cs->post_commit_offset == 0)
+	    FAIL ("rseq_cs %#llx: version %u, post_commit_offset %llu:"
+		  " not a descriptor", (unsigned long long) armed,
+		  cs->version, (unsigned long long) cs->post_commit_offset);
+	  printf ("armed after %ld steps: rseq_cs %#llx, PC %#lx; start_ip"
+		  " %#llx, post_commit_ip %#llx, abort_ip %#llx\n", steps,
+		  (unsigned long long) armed, (unsigned long) *pc,
+		  (unsigned long long) cs->start_ip,
+		  (unsigned long long) (cs->start_ip + cs->post_commit_offset),
+		  (unsigned long long) cs->abort_ip);
+	  return armed;
+	}
+      int status = step_one (pid);
+      if (status >= 0)
+	FAIL ("the child exited (status %d: %s) after %ld steps without"
+	      " arming rseq_cs", status, window_status_name (status), steps);
+    }
+  FAIL ("rseq_cs still clear after %d steps", WINDOW_STEP_BUDGET);
+}
+
+static void
+window_kill (pid_t pid)
+{
+  int ws;
+  kill (pid, SIGKILL);
+  waitpid (pid, &ws, 0);
+}
+
+/* Let the stopped child finish without stops; its exit status.  */
+static int
+window_finish (pid_t pid)
+{
+  int status = resume_until_trap (pid, PTRACE_CONT);
+  if (status < 0)
+    FAIL ("unexpected SIGTRAP at %#lx", (unsigned long) child_pc (pid));
+  return status;
+}
+
+/* A child stopped exactly once, at a breakpoint at ADDR, then run to
+   its end: its exit status.  A child that exits without reaching ADDR
+   had its attempt aborted by something else before it (a preemption or
+   an interrupt): another child tries again.  */
+static int
+window_stop_once (uintptr_t area, int cpu, uintptr_t addr)
+{
+  for (int tries = 0; tries < WINDOW_TRIES; tries++)
+    {
+      pid_t pid = window_start_child (area, cpu);
+      int status = run_to_breakpoint (pid, addr);
+      if (status == WINDOW_ABORTED)
+	continue;
+      if (status >= 0)
+	FAIL ("the child exited (status %d: %s) without reaching the"
+	      " breakpoint at %#lx", status, window_status_name (status),
+	      (unsigned long) addr);
+      printf ("stopped at %#lx, rseq_cs %#llx\n", (unsigned long) addr,
+	      (unsigned long long) peek_rseq_cs (pid, area));
+      return window_finish (pid);
+    }
+  FAIL ("%d attempts aborted before reaching %#lx", WINDOW_TRIES,
+	(unsigned long) addr);
+}
+
+/* singlestep window: stop right after the arming store; that stop
+   must be at start_ip (a), and the kernel must restart the section
+   from there (b).  */
+static int
+window_main (uintptr_t area, int cpu)
+{
+  int failed = 0;
+  uintptr_t pc;
+  struct window_cs cs;
+  pid_t pid = window_start_child (area, cpu);
+  step_to_arming (pid, area, &pc, &cs);
+  if (pc != cs.start_ip)
+    {
+      fprintf (stderr, "FAIL: %s:%d: the stop right after the arming store"
+	       " is at %#lx, not at start_ip %#llx: a preemption there is"
+	       " outside the section, and the kernel clears rseq_cs\n",
+	       __FILE__, __LINE__, (unsigned long) pc,
+	       (unsigned long long) cs.start_ip);
+      failed = 1;
+    }
+  int status = window_finish (pid);
+  if (status != WINDOW_ABORTED)
+    {
+      fprintf (stderr, "FAIL: %s:%d: the attempt %s (exit status %d) after"
+	       " a stop at %#lx right after the arming store: expected"
+	       " aborted, the kernel must restart the section%s\n",
+	       __FILE__, __LINE__, window_status_name (status), status,
+	       (unsigned long) pc,
+	       status == WINDOW_COMMITTED
+	       ? " (it cleared rseq_cs instead, and the section ran"
+		 " unprotected)" : "");
+      failed = 1;
+    }
+  if (failed)
+    return 1;
+  printf ("PASS: the stop right after the arming store is at start_ip"
+	  " %#lx and aborts the attempt\n", (unsigned long) pc);
+  return 0;
+}
+
+/* singlestep window-commit: a probe child stepped through the section
+   with rseq_cs cleared (so that nothing aborts) shows which instruction
+   changes the counter: the commit, which must be the last of the
+   section.  A second child stops only there, and must abort.  */
+static int
+window_commit_main (uintptr_t area, int cpu)
+{
+  uintptr_t pc;
+  struct window_cs cs;
+  pid_t pid = window_start_child (area, cpu);
+  step_to_arming (pid, area, &pc, &cs);
+  uintptr_t start = cs.start_ip, post = start + cs.post_commit_offset;
+  poke_rseq_cs (pid, area, 0);
+  uintptr_t commit = 0;
+  long steps = 0;
+  for (;; steps++)
+    {
+      intptr_t value;
+      peek_bytes (pid, (uintptr_t) &window_value, &value, sizeof value);
+      if (value != 0)
+	break;
+      if (steps == WINDOW_STEP_BUDGET)
+	FAIL ("no commit after %ld steps", steps);
+      commit = child_pc (pid);
+      int status = step_one (pid);
+      if (status >= 0)
+	FAIL ("the probe exited (status %d: %s) before it committed",
+	      status, window_status_name (status));
+    }
+  pc = child_pc (pid);
+  if (commit < start || commit >= post || pc != post)
+    FAIL ("the counter changed at %#lx, and the next instruction is at"
+	  " %#lx: the commit must be the last instruction of [%#lx, %#lx)",
+	  (unsigned long) commit, (unsigned long) pc, (unsigned long) start,
+	  (unsigned long) post);
+  int status = window_finish (pid);
+  if (status != WINDOW_COMMITTED)
+    FAIL ("the probe, stepped with rseq_cs cleared, %s (exit status %d)",
+	  window_status_name (status), status);
+  printf ("the commit is at %#lx, post_commit_ip %#lx\n",
+	  (unsigned long) commit, (unsigned long) post);
+
+  status = window_stop_once (area, cpu, commit);
+  if (status != WINDOW_ABORTED)
+    FAIL ("the attempt %s (exit status %d) after a stop at its commit"
+	  " %#lx, inside [%#lx, %#lx): expected aborted",
+	  window_status_name (status), status, (unsigned long) commit,
+	  (unsigned long) start, (unsigned long) post);
+  printf ("PASS: a stop at the commit %#lx aborts the attempt\n",
+	  (unsigned long) commit);
+  return 0;
+}
+
+/* singlestep window-after: a stop at post_commit_ip comes after the
+   commit, and the attempt must have committed.  A probe child stepped
+   to the arming store gives the descriptor.  */
+static int
+window_after_main (uintptr_t area, int cpu)
+{
+  uintptr_t pc;
+  struct window_cs cs;
+  pid_t pid = window_start_child (area, cpu);
+  step_to_arming (pid, area, &pc, &cs);
+  window_kill (pid);
+  uintptr_t post = cs.start_ip + cs.post_commit_offset;
+  int status = window_stop_once (area, cpu, post);
+  if (status != WINDOW_COMMITTED)
+    FAIL ("the attempt %s (exit status %d) after a stop at post_commit_ip"
+	  " %#lx: expected committed", window_status_name (status), status,
+	  (unsigned long) post);
+  printf ("PASS: a stop at post_commit_ip %#lx leaves the attempt"
+	  " committed\n", (unsigned long) post);
+  return 0;
+}
+#endif /* __RSEQ_PERCPU_ARCH */
+
+static int
+window_modes (const char *mode)
+{
+#ifdef __RSEQ_PERCPU_ARCH
+  struct rseq *area = __rseq_area_pointer ();
+  if (area == NULL)
+    UNSUPPORTED ("glibc registered no rseq area (__rseq_size %u)",
+		 __rseq_size);
+  int cpu_id = __rseq_area_load (area, __RSEQ_AREA_CPU_ID_OFFSET);
+  if (cpu_id < 0)
+    UNSUPPORTED ("rseq is not registered (cpu_id %d)", cpu_id);
+  if (strcmp (mode, "window") == 0)
+    return window_main ((uintptr_t) area, cpu_id);
+  if (strcmp (mode, "window-commit") == 0)
+    return window_commit_main ((uintptr_t) area, cpu_id);
+  return window_after_main ((uintptr_t) area, cpu_id);
+#else
+  (void) mode;
+  UNSUPPORTED ("no inline critical sections on this architecture");
+#endif
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 2 && (strcmp (argv[1], "window") == 0
+		    || strcmp (argv[1], "window-commit") == 0
+		    || strcmp (argv[1], "window-after") == 0))
+    return window_modes (argv[1]);
   int expect_progress = argc > 1 && strcmp (argv[1], "progress") == 0;
   int never = argc > 2 && strcmp (argv[2], "--never") == 0;
   if (argc < 2 || (!expect_progress && strcmp (argv[1], "stuck") != 0))
-    FAIL ("usage: singlestep progress|stuck [--never]");
+    FAIL ("usage: singlestep progress|stuck [--never]"
+	  " | window|window-commit|window-after");
   if (rseq_percpu_current_cpu (RSEQ_PERCPU_INDEX_CPU_ID) < 0)
     UNSUPPORTED ("rseq is not registered");
   int have_opv = cpu_opv (NULL, 0, 0, 0) < 0 && errno == EINVAL;
