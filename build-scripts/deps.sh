@@ -80,8 +80,9 @@ case "$set_name" in
 esac
 
 # The busybox-static of each cross VM's architecture, downloaded under
-# out/busybox (as non-root, fetch-busybox.sh prints the dpkg and apt-get
-# commands it needs).
+# out/busybox by apt with a private configuration in out/apt-<debarch>
+# (no root needed; dpkg's architectures and the system's apt lists are
+# left alone).
 fetch_busybox() {
   [ "$set_name" = cross ] || return 0
   "$TOP/build-scripts/fetch-busybox.sh"
