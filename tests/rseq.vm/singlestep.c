@@ -639,6 +639,26 @@ child_pc (pid_t pid)
 }
 # endif
 
+/* Where the child trapped.  On arm the kernel handles rseq before it
+   reports the stop: a stop inside an armed section shows the child
+   already moved to the abort handler (and rseq_cs cleared), and a stop
+   outside one shows rseq_cs cleared.  The breakpoint's address is then
+   si_addr, not the PC.  Elsewhere the stop comes first: the PC (after
+   an x86 int3, the PC less one, which run_to_breakpoint handles).  */
+static uintptr_t
+trap_address (pid_t pid)
+{
+# ifdef __arm__
+  siginfo_t si;
+  memset (&si, 0, sizeof si);
+  if (ptrace (PTRACE_GETSIGINFO, pid, NULL, &si) < 0)
+    FAIL ("PTRACE_GETSIGINFO: %s", strerror (errno));
+  return (uintptr_t) si.si_addr;
+# else
+  return child_pc (pid);
+# endif
+}
+
 /* Put a breakpoint at ADDR in the child (SET), or its instruction back
    (the tracer's own copy: the child is a fork of it).  */
 static void
@@ -671,7 +691,7 @@ run_to_breakpoint (pid_t pid, uintptr_t addr)
   int status = resume_until_trap (pid, PTRACE_CONT);
   if (status >= 0)
     return status;
-  uintptr_t pc = child_pc (pid);
+  uintptr_t pc = trap_address (pid);
 # if defined __x86_64__ || defined __i386__
   if (pc == addr + 1)		/* int3 traps after itself.  */
     {
@@ -741,9 +761,8 @@ step_one (pid_t pid)
     poke_breakpoint (pid, next[k], 1);
   int status = resume_until_trap (pid, PTRACE_CONT);
   if (status >= 0)
-    FAIL ("the child exited (status %d) stepping from %#lx: an instruction"
-	  " this tracer does not follow", status, (unsigned long) pc);
-  uintptr_t now = child_pc (pid);
+    return status;
+  uintptr_t now = trap_address (pid);
   for (int k = 0; k < n; k++)
     poke_breakpoint (pid, next[k], 0);
   if (now != next[0] && (n == 1 || now != next[1]))
@@ -769,6 +788,29 @@ struct window_cs
   uint64_t post_commit_offset;
   uint64_t abort_ip;
 };
+
+# ifdef __arm__
+extern const struct window_cs __start___rseq_cs[];
+extern const struct window_cs __stop___rseq_cs[];
+
+/* The descriptor of window_attempt's section, from this program's own
+   __rseq_cs (the child is a fork of it): the one with the lowest
+   start_ip in or after window_attempt.  */
+static void
+window_own_cs (struct window_cs *cs)
+{
+  uintptr_t entry = (uintptr_t) window_attempt & ~(uintptr_t) 1;
+  const struct window_cs *best = NULL;
+  for (const struct window_cs *d = __start___rseq_cs; d < __stop___rseq_cs;
+       d++)
+    if (d->start_ip >= entry && (best == NULL || d->start_ip < best->start_ip))
+      best = d;
+  if (best == NULL)
+    FAIL ("no descriptor at or after window_attempt (%#lx)",
+	  (unsigned long) entry);
+  *cs = *best;
+}
+# endif
 
 /* Fork a child that stops at the sync point, with rseq_cs cleared.  */
 static pid_t
@@ -810,6 +852,27 @@ step_to_arming (pid_t pid, uintptr_t area, uintptr_t *pc,
   for (long steps = 0; steps < WINDOW_STEP_BUDGET; steps++)
     {
       uint64_t armed = peek_rseq_cs (pid, area);
+# ifdef __arm__
+      /* The kernel cleared rseq_cs before reporting the stop; if the
+	 stop was inside the armed section, it moved the child to the
+	 abort handler too: the stop right after arming is that one.  */
+      if (steps > 0 && child_pc (pid) != trap_address (pid))
+	{
+	  window_own_cs (cs);
+	  if (child_pc (pid) != cs->abort_ip)
+	    FAIL ("the kernel moved the child from %#lx to %#lx, not to"
+		  " window_attempt's abort handler %#llx",
+		  (unsigned long) trap_address (pid),
+		  (unsigned long) child_pc (pid),
+		  (unsigned long long) cs->abort_ip);
+	  *pc = trap_address (pid);
+	  printf ("aborted after %ld steps, at the stop at %#lx; start_ip"
+		  " %#llx, abort_ip %#llx\n", steps, (unsigned long) *pc,
+		  (unsigned long long) cs->start_ip,
+		  (unsigned long long) cs->abort_ip);
+	  return cs->start_ip;
+	}
+# endif
       if (armed != 0)
 	{
 	  *pc = child_pc (pid);
@@ -829,11 +892,17 @@ step_to_arming (pid_t pid, uintptr_t area, uintptr_t *pc,
       int status = step_one (pid);
       if (status >= 0)
 	FAIL ("the child exited (status %d: %s) after %ld steps without"
-	      " arming rseq_cs", status, window_status_name (status), steps);
+	      " a stop in its armed section%s", status,
+	      window_status_name (status), steps,
+	      status == WINDOW_COMMITTED
+	      ? ": no stop aborted the section, so rseq_cs was cleared before"
+		" start_ip (a stop between the arming store and start_ip)"
+	      : "");
     }
   FAIL ("rseq_cs still clear after %d steps", WINDOW_STEP_BUDGET);
 }
 
+# ifndef __arm__
 static void
 window_kill (pid_t pid)
 {
@@ -841,6 +910,7 @@ window_kill (pid_t pid)
   kill (pid, SIGKILL);
   waitpid (pid, &ws, 0);
 }
+# endif
 
 /* Let the stopped child finish without stops; its exit status.  */
 static int
@@ -924,8 +994,15 @@ window_main (uintptr_t area, int cpu)
 static int
 window_commit_main (uintptr_t area, int cpu)
 {
-  uintptr_t pc;
   struct window_cs cs;
+# ifdef __arm__
+  /* The commit store is 4 bytes in A32 and in T32 (str.w: r12 is a
+     high register); rseq.sections checks it is the last instruction.  */
+  window_own_cs (&cs);
+  uintptr_t commit = cs.start_ip + cs.post_commit_offset - 4;
+  uintptr_t start = cs.start_ip, post = start + cs.post_commit_offset;
+# else
+  uintptr_t pc;
   pid_t pid = window_start_child (area, cpu);
   step_to_arming (pid, area, &pc, &cs);
   uintptr_t start = cs.start_ip, post = start + cs.post_commit_offset;
@@ -952,14 +1029,15 @@ window_commit_main (uintptr_t area, int cpu)
 	  " %#lx: the commit must be the last instruction of [%#lx, %#lx)",
 	  (unsigned long) commit, (unsigned long) pc, (unsigned long) start,
 	  (unsigned long) post);
-  int status = window_finish (pid);
-  if (status != WINDOW_COMMITTED)
+  int probe_status = window_finish (pid);
+  if (probe_status != WINDOW_COMMITTED)
     FAIL ("the probe, stepped with rseq_cs cleared, %s (exit status %d)",
-	  window_status_name (status), status);
+	  window_status_name (probe_status), probe_status);
   printf ("the commit is at %#lx, post_commit_ip %#lx\n",
 	  (unsigned long) commit, (unsigned long) post);
+# endif
 
-  status = window_stop_once (area, cpu, commit);
+  int status = window_stop_once (area, cpu, commit);
   if (status != WINDOW_ABORTED)
     FAIL ("the attempt %s (exit status %d) after a stop at its commit"
 	  " %#lx, inside [%#lx, %#lx): expected aborted",
@@ -976,11 +1054,15 @@ window_commit_main (uintptr_t area, int cpu)
 static int
 window_after_main (uintptr_t area, int cpu)
 {
-  uintptr_t pc;
   struct window_cs cs;
+# ifdef __arm__
+  window_own_cs (&cs);
+# else
+  uintptr_t pc;
   pid_t pid = window_start_child (area, cpu);
   step_to_arming (pid, area, &pc, &cs);
   window_kill (pid);
+# endif
   uintptr_t post = cs.start_ip + cs.post_commit_offset;
   int status = window_stop_once (area, cpu, post);
   if (status != WINDOW_COMMITTED)
