@@ -1,5 +1,5 @@
 /* Counter increments and per-CPU structure operations, for the table in
-   README.md.  percpu-bench METHOD THREADS ITERATIONS prints ns per
+   docs/benchmarks.md.  percpu-bench METHOD THREADS ITERATIONS prints ns per
    operation per thread (wall time / ITERATIONS, all threads running
    at once).  */
 #define _GNU_SOURCE

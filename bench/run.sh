@@ -1,6 +1,6 @@
 #!/bin/bash
 # make bench: build the benchmarks against the patched and the stock
-# glibc and print their tables (Markdown, as recorded in README.md).
+# glibc and print their tables (Markdown, as recorded in docs/benchmarks.md).
 #   bench/run.sh [ROUNDS]
 . "$(dirname "$0")/../build-scripts/common.sh"
 
