@@ -21,6 +21,15 @@ echo "Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d)"
 /usr/bin/python3 "$TOP/bench/percpu_bench.py" "$b/percpu-bench" "$rounds" "$b/percpu-bench-clang"
 "$OUT/bin/rseq-python" "$TOP/bench/python_bench.py" "$rounds"
 
+# What dlclose's clearing of rseq_cs costs, against clearing it after
+# every commit (bench/dlclose-bench.c).
+"$OUT/bin/rseq-gcc" -O2 -Wall -pthread -shared -fPIC -DBENCH_LIB \
+  -o "$b/dlclose-bench-lib.so" "$TOP/bench/dlclose-bench.c"
+"$OUT/bin/rseq-gcc" -O2 -Wall -pthread -o "$b/dlclose-bench" \
+  "$TOP/bench/dlclose-bench.c" -ldl
+echo
+"$b/dlclose-bench" "$b/dlclose-bench-lib.so" "$rounds"
+
 # cpu_opv against rseq, in the test VM (the host kernel has no cpu_opv).
 "$OUT/bin/rseq-gcc" -O2 -Wall -o "$b/cpu-opv-bench" "$TOP/bench/cpu-opv-bench.c"
 echo
