@@ -43,3 +43,6 @@ grep -q '^PASS: cpu-opv-bench' "$b/vm.log" || { echo "(the VM run failed; see ou
 # The counter benchmark in every VM whose own ABI is built.
 echo
 "$TOP/bench/vm-counter.sh" "$rounds"
+
+# The time slice extension in the Linux 7.x VM (examples/slice-lock.c).
+"$TOP/bench/slice-bench.sh"

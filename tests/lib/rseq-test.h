@@ -64,6 +64,7 @@
 
 #define RSEQ_ORIGINAL_SIZE 32	/* Length every kernel accepts.  */
 #define RSEQ_ORIGINAL_FEATURE_SIZE 20
+#define RSEQ_AREA_ALIGN 64	/* glibc's area: one cache line.  */
 
 /* The thread pointer, found without glibc's headers.  GCC 12 knows
    __builtin_thread_pointer on powerpc64 but cannot expand it; the thread
@@ -88,11 +89,46 @@ raw_area_cpu_id (void)
 				+ __rseq_offset + RSEQ_AREA_CPU_ID_OFFSET);
 }
 
+/* The 32-bit word at OFFSET from the area (negative: before it), read
+   without going through glibc's accessors.  */
+static inline uint32_t
+raw_area_word (int offset)
+{
+  return *(volatile uint32_t *) (test_thread_pointer () + __rseq_offset
+				 + offset);
+}
+
+/* The fields the kernel owns, which user space must never write.  */
+struct kernel_fields
+{
+  uint32_t cpu_id_start, cpu_id, node_id, mm_cid;
+};
+
+static inline struct kernel_fields
+raw_kernel_fields (void)
+{
+  struct kernel_fields f = {
+    raw_area_word (RSEQ_AREA_CPU_ID_START_OFFSET),
+    raw_area_word (RSEQ_AREA_CPU_ID_OFFSET),
+    raw_area_word (RSEQ_AREA_NODE_ID_OFFSET),
+    raw_area_word (RSEQ_AREA_MM_CID_OFFSET),
+  };
+  return f;
+}
+
 /* CPU and node from the getcpu system call itself.  */
 static inline int
 syscall_getcpu (unsigned int *cpu, unsigned int *node)
 {
   return syscall (SYS_getcpu, cpu, node, NULL);
+}
+
+/* The length glibc registers for a feature size.  */
+static inline unsigned int
+registration_length (unsigned int feature_size)
+{
+  unsigned int len = (feature_size + 31) & ~31u;
+  return len < RSEQ_ORIGINAL_SIZE ? RSEQ_ORIGINAL_SIZE : len;
 }
 
 /* The __rseq_size the patched glibc must report on this kernel.  */
@@ -103,18 +139,14 @@ expected_rseq_size (void)
   unsigned long align = getauxval (AT_RSEQ_ALIGN);
   if (feature < RSEQ_ORIGINAL_FEATURE_SIZE)
     return RSEQ_ORIGINAL_FEATURE_SIZE;
-  if (align > 32 || feature > 64)
-    return feature < 32 ? feature : 32;
+  /* glibc's area: 64 bytes, 64-aligned; a kernel that asks for more
+     gets the original 32-byte registration, which keeps the fields up
+     to mm_cid.  */
+  if (align > RSEQ_AREA_ALIGN || registration_length (feature) > 64)
+    return feature < 28 ? feature : 28;
   return feature;
 }
 
-/* The length glibc registers for a feature size.  */
-static inline unsigned int
-registration_length (unsigned int feature_size)
-{
-  unsigned int len = (feature_size + 31) & ~31u;
-  return len < RSEQ_ORIGINAL_SIZE ? RSEQ_ORIGINAL_SIZE : len;
-}
 
 /* Skip the test when the kernel has no rseq at all (ENOSYS).  */
 static inline void

@@ -5,7 +5,16 @@
    report or commit on the parent's CPU; and when the parent resumes,
    its registration, its cpu_id and its per-CPU operations must be
    intact.  Repeated so that the parent resumes both after sleeping and
-   without having been scheduled out.  */
+   without having been scheduled out.
+
+   Neither process may write the fields the kernel owns (cpu_id_start,
+   cpu_id, node_id, mm_cid): Linux 6.19 and later kill a task whose
+   fields changed (always for registrations over 32 bytes, for all of
+   them with CONFIG_DEBUG_RSEQ).  The child's calls tell it apart through
+   glibc's own word before the area instead, so the fields must read in
+   the child exactly as the pinned parent left them.  Every few rounds
+   the child vforks a grandchild first (nested vfork): the child's view
+   must survive its own child.  */
 #include "rseq-test.h"
 #include <sys/rseq-percpu.h>
 #include <signal.h>
@@ -24,6 +33,10 @@ struct child_view
   int percpu_cpu;
   int percpu_errno;
   int addv_ret;
+  uint32_t vfork_word;		/* glibc's word in the child.  */
+  uint32_t vfork_word_after_grandchild;
+  int grandchild_status;
+  struct kernel_fields fields_start, fields_end;
 };
 
 static volatile struct child_view view;
@@ -51,10 +64,28 @@ move_to (int cpu)
 /* Runs in the vfork child: move to OTHER, then look.  Only stores to
    memory and calls that return; leaves with _exit.  */
 static void
-child (int home, int other)
+child (int home, int other, int nested)
 {
   unsigned int cpu = 0;
   cpu_set_t set;
+
+  view.fields_start = raw_kernel_fields ();
+  view.vfork_word = raw_area_word (RSEQ_AREA_VFORK_OFFSET);
+  view.grandchild_status = -1;
+  if (nested)
+    {
+      /* The grandchild looks up its CPU too, then leaves; the child
+	 resumes as a vfork child still.  */
+      pid_t pid = vfork ();
+      if (pid == 0)
+	_exit (sched_getcpu () >= 0 && rseq_area_cpu () >= 0 ? 0 : 1);
+      int status = -1;
+      if (pid > 0 && waitpid (pid, &status, 0) != pid)
+	status = -1;
+      view.grandchild_status = status;
+      view.vfork_word_after_grandchild
+	= raw_area_word (RSEQ_AREA_VFORK_OFFSET);
+    }
 
   CPU_ZERO (&set);
   CPU_SET (other, &set);
@@ -70,19 +101,20 @@ child (int home, int other)
      pass it: must not commit here.  */
   view.addv_ret = rseq_percpu_addv (RSEQ_PERCPU_INDEX_CPU_ID, &counter, 1,
 				    home);
+  view.fields_end = raw_kernel_fields ();
   _exit (0);
 }
 
 struct clone_args_pair
 {
-  int home, other;
+  int home, other, nested;
 };
 
 static int
 clone_child (void *arg)
 {
   struct clone_args_pair *p = arg;
-  child (p->home, p->other);
+  child (p->home, p->other, p->nested);
   return 0;
 }
 
@@ -92,23 +124,48 @@ static char clone_stack[256 * 1024] __attribute__ ((aligned (16)));
 /* Start a child that shares the caller's memory and thread descriptor
    while the caller waits: vfork, or clone (USE_CLONE).  */
 static pid_t
-start_child (int use_clone, int home, int other)
+start_child (int use_clone, int home, int other, int nested)
 {
   if (use_clone)
     {
-      struct clone_args_pair p = { home, other };
+      struct clone_args_pair p = { home, other, nested };
       return clone (clone_child, clone_stack + sizeof clone_stack,
 		    CLONE_VM | CLONE_VFORK | SIGCHLD, &p);
     }
   pid_t pid = vfork ();
   if (pid == 0)
-    child (home, other);
+    child (home, other, nested);
   return pid;
 }
 
 static void
-check_child (int other)
+check_fields_equal (const char *what, struct kernel_fields a,
+		    struct kernel_fields b)
 {
+  if (memcmp (&a, &b, sizeof a) != 0)
+    FAIL ("%s: kernel-owned fields changed: cpu_id_start %u -> %u, "
+	  "cpu_id %d -> %d, node_id %u -> %u, mm_cid %u -> %u", what,
+	  a.cpu_id_start, b.cpu_id_start, (int) a.cpu_id, (int) b.cpu_id,
+	  a.node_id, b.node_id, a.mm_cid, b.mm_cid);
+}
+
+static void
+check_child (int other, int nested, struct kernel_fields before)
+{
+  /* The parent stayed pinned, single-threaded, on its CPU: the kernel
+     rewrote nothing that differs, and the unregistered child cannot
+     have the kernel write its area.  */
+  check_fields_equal ("parent before vfork / child at start", before,
+		      view.fields_start);
+  check_fields_equal ("child at start / child at end", view.fields_start,
+		      view.fields_end);
+  CHECK (view.vfork_word != 0);
+  if (nested)
+    {
+      CHECK (WIFEXITED (view.grandchild_status)
+	     && WEXITSTATUS (view.grandchild_status) == 0);
+      CHECK (view.vfork_word_after_grandchild != 0);
+    }
   CHECK_EQ (view.moved, 1);
   CHECK_EQ (view.syscall_cpu, other);
   CHECK_EQ (view.getcpu_cpu, other);
@@ -127,6 +184,7 @@ check_parent (int home)
   CHECK (syscall_getcpu (&cpu, NULL) == 0);
   CHECK_EQ (cpu, home);
   CHECK_EQ (raw_area_cpu_id (), home);
+  CHECK_EQ (raw_area_word (RSEQ_AREA_VFORK_OFFSET), 0);
   CHECK_EQ (sched_getcpu (), home);
   CHECK (getcpu (&cpu, NULL) == 0);
   CHECK_EQ (cpu, home);
@@ -200,12 +258,14 @@ main (void)
       int home = cpus[round % 2], other = cpus[1 - round % 2];
       move_to (home);
       memset ((void *) &view, 0, sizeof view);
-      pid_t pid = start_child (round % 4 >= 2, home, other);
+      int nested = round % 8 >= 4;
+      struct kernel_fields before = raw_kernel_fields ();
+      pid_t pid = start_child (round % 4 >= 2, home, other, nested);
       CHECK (pid > 0);
       int status;
       CHECK (waitpid (pid, &status, 0) == pid);
       CHECK (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-      check_child (other);
+      check_child (other, nested, before);
       check_parent (home);
       check_thread_registered ("parent after vfork");
     }

@@ -18,77 +18,58 @@
 
 #include <rseq-vfork.h>
 #include <sched.h>
-#include <stdbool.h>
+#include <stddef.h>
 #include <sys/rseq.h>
+#include <sysdep.h>
 #include <tls.h>
 
 /* A vfork child runs on its parent's thread descriptor, so it reads the
    parent's rseq area, but the kernel does not register that area for
-   the child (CLONE_VM clears the registration).  The area would show
-   the parent's CPU however the child migrates, and the child's per-CPU
+   the child (CLONE_VM clears the registration).  The area shows the
+   parent's CPU however the child migrates, and the child's per-CPU
    operations would commit on the wrong CPU without protection.  The
    same holds for a child of clone with CLONE_VM and CLONE_VFORK but
-   without CLONE_SETTLS.  So the
-   child marks the area as not registered (cpu_id
-   RSEQ_CPU_ID_REGISTRATION_FAILED): sched_getcpu, getcpu and the
-   accessors then fall back to the system call, and per-CPU operations
-   report that they cannot run.
+   without CLONE_SETTLS.
 
-   The parent, suspended meanwhile, finds the mark when it resumes.  If
-   it was scheduled out during the vfork, the kernel has already
-   rewritten the area on the way back to user space, mark included.
-   Otherwise it still runs on the CPU it entered vfork on, whose number
-   is still in cpu_id_start, which the child did not touch; the parent
-   copies it back into cpu_id.  The flag is thread-local, so it is the
-   vforking thread's own, shared with its child like the area.  */
-static __thread bool rseq_vfork_marked;
+   The child must not mark the area itself: cpu_id_start, cpu_id,
+   node_id and mm_cid belong to the kernel, which checks that they still
+   hold what it last wrote (always for registrations longer than 32
+   bytes on Linux 6.19 and later, for every registration with
+   CONFIG_DEBUG_RSEQ) and kills the task that changed them, here the
+   parent as soon as it resumes.  So the child sets glibc's own word
+   right before the area (rseq_glibc.vfork in struct pthread,
+   __RSEQ_AREA_VFORK_OFFSET in <sys/rseq.h>).  Every reader checks it
+   before the area: the accessors and sched_getcpu and getcpu then ask
+   the kernel, and per-CPU operations report that they cannot run
+   (ENOSYS).
+
+   The parent resumes with the child's word in place.  It clears it
+   unless it is itself the child of a vfork (nested vfork), which it
+   tells by its thread ID: a vfork child runs on a descriptor whose tid
+   is its parent's.  The word only changes while its owner is suspended
+   and is only read by the thread running on the descriptor, so plain
+   loads and stores suffice.  */
 
 _Static_assert (RSEQ_VFORK_CLONE_VM == CLONE_VM, "CLONE_VM");
 _Static_assert (RSEQ_VFORK_CLONE_VFORK == CLONE_VFORK, "CLONE_VFORK");
 _Static_assert (RSEQ_VFORK_CLONE_SETTLS == CLONE_SETTLS, "CLONE_SETTLS");
-
-static void
-mark_child (struct pthread *self)
-{
-  if ((int) THREAD_GETMEM_VOLATILE (self, rseq_area.cpu_id) < 0)
-    return;
-  rseq_vfork_marked = true;
-  THREAD_SETMEM (self, rseq_area.cpu_id, RSEQ_CPU_ID_REGISTRATION_FAILED);
-}
-
-/* Undo the child's mark.  A preemption between the load of
-   cpu_id_start and the store to cpu_id makes the kernel rewrite both;
-   the store may then have put back a stale CPU, which shows as a
-   changed cpu_id_start, and the loop stores the fresh one.  A
-   preemption after the last load rewrites both fields again.  */
-static void
-unmark_parent (struct pthread *self)
-{
-  if (!rseq_vfork_marked)
-    return;
-  rseq_vfork_marked = false;
-  if ((int) THREAD_GETMEM_VOLATILE (self, rseq_area.cpu_id)
-      != RSEQ_CPU_ID_REGISTRATION_FAILED)
-    return;
-
-  uint32_t start;
-  do
-    {
-      start = THREAD_GETMEM_VOLATILE (self, rseq_area.cpu_id_start);
-      THREAD_SETMEM (self, rseq_area.cpu_id, start);
-    }
-  while (THREAD_GETMEM_VOLATILE (self, rseq_area.cpu_id_start) != start);
-}
+_Static_assert (offsetof (struct pthread, rseq_glibc.vfork)
+		== (offsetof (struct pthread, rseq_area)
+		    + __RSEQ_AREA_VFORK_OFFSET),
+		"the vfork word right before the rseq area");
 
 pid_t
 __rseq_vfork_return (pid_t pid)
 {
-  if (__rseq_size != 0)
+  struct pthread *self = THREAD_SELF;
+
+  if (pid == 0)
+    THREAD_SETMEM (self, rseq_glibc.vfork, 1);
+  else if (THREAD_GETMEM (self, rseq_glibc.vfork) != 0)
     {
-      if (pid == 0)
-	mark_child (THREAD_SELF);
-      else
-	unmark_parent (THREAD_SELF);
+      pid_t tid = INTERNAL_SYSCALL_CALL (gettid);
+      THREAD_SETMEM (self, rseq_glibc.vfork,
+		     tid != THREAD_GETMEM (self, tid));
     }
   return pid;
 }

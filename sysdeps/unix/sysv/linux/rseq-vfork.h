@@ -36,8 +36,9 @@
 
 /* Called by vfork, and by clone for such children, with its result in
    both processes before returning it: PID is 0 in the child and the
-   child's ID in the parent.  Marks the shared rseq area as unregistered
-   in the child and undoes the mark in the parent.  Returns PID.  */
+   child's ID in the parent.  Tells readers of the shared rseq area that
+   it is not registered for the child, and undoes that in the parent,
+   without writing the area (see rseq-vfork.c).  Returns PID.  */
 extern pid_t __rseq_vfork_return (pid_t pid) attribute_hidden;
 #endif
 

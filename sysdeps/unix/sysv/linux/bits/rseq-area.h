@@ -34,6 +34,15 @@
 #define __RSEQ_AREA_FLAGS_OFFSET	16
 #define __RSEQ_AREA_NODE_ID_OFFSET	20
 #define __RSEQ_AREA_MM_CID_OFFSET	24
+#define __RSEQ_AREA_SLICE_CTRL_OFFSET	28
+
+/* Not a kernel field: glibc's own 32-bit word right before the area,
+   nonzero while the thread running on it is the child of vfork (or of
+   clone with CLONE_VM | CLONE_VFORK and no CLONE_SETTLS).  The kernel
+   does not update the area for such a child, and user space must never
+   write the fields the kernel owns, so the readers below check this
+   word instead of finding a negative cpu_id.  */
+#define __RSEQ_AREA_VFORK_OFFSET	(-4)
 
 /* Helpers that extern inline functions call must not be static (C99
    6.7.4, checked by -pedantic), so they are extern inline themselves:
@@ -49,11 +58,13 @@
 
 /* Address of the calling thread's rseq area, or a null pointer if glibc
    did not register one (rseq unavailable, denied, or disabled by the
-   glibc.pthread.rseq tunable) or the compiler cannot reach the thread
-   pointer.  */
+   glibc.pthread.rseq tunable), the calling thread is a vfork child
+   (see __RSEQ_AREA_VFORK_OFFSET), or the compiler cannot reach the
+   thread pointer.  */
 __RSEQ_INLINE_HELPER struct rseq *
 __rseq_area_pointer (void)
 {
+  char *__area = 0;
 #if defined __powerpc64__
   /* GCC knows the builtin here but cannot expand it: the thread
      pointer is r13.  */
@@ -61,14 +72,17 @@ __rseq_area_pointer (void)
     {
       char *__tp;
       __asm__ ("mr %0, 13" : "=r" (__tp));
-      return (struct rseq *) (__tp + __rseq_offset);
+      __area = __tp + __rseq_offset;
     }
 #elif __glibc_has_builtin (__builtin_thread_pointer)
   if (__rseq_size != 0)
-    return (struct rseq *) ((char *) __builtin_thread_pointer ()
-			    + __rseq_offset);
+    __area = (char *) __builtin_thread_pointer () + __rseq_offset;
 #endif
-  return (struct rseq *) 0;
+  if (__area != 0
+      && *(const volatile unsigned int *) (__area
+					   + __RSEQ_AREA_VFORK_OFFSET) != 0)
+    __area = 0;
+  return (struct rseq *) __area;
 }
 
 /* Single-copy-atomic load of the 32-bit field at OFFSET of AREA.  */
@@ -86,6 +100,8 @@ __rseq_area_load (const struct rseq *__area, unsigned int __offset)
 # define RSEQ_AREA_FLAGS_OFFSET		__RSEQ_AREA_FLAGS_OFFSET
 # define RSEQ_AREA_NODE_ID_OFFSET	__RSEQ_AREA_NODE_ID_OFFSET
 # define RSEQ_AREA_MM_CID_OFFSET	__RSEQ_AREA_MM_CID_OFFSET
+# define RSEQ_AREA_SLICE_CTRL_OFFSET	__RSEQ_AREA_SLICE_CTRL_OFFSET
+# define RSEQ_AREA_VFORK_OFFSET		__RSEQ_AREA_VFORK_OFFSET
 
 __BEGIN_DECLS
 
@@ -156,6 +172,86 @@ rseq_area_mm_cid (void)
       && __rseq_area_load (__area, __RSEQ_AREA_CPU_ID_OFFSET) >= 0)
     return __rseq_area_load (__area, __RSEQ_AREA_MM_CID_OFFSET);
   return -1;
+}
+
+/* Time slice extension (Linux 7.0 and later): a thread that holds a
+   lock, say, asks the scheduler not to preempt it for a few
+   microseconds.  The kernel keeps the extension for full-size
+   registrations on kernels built with it; everywhere else the
+   functions below fail with ENOSYS and the inline ones do nothing.
+
+     rseq_slice_extension_set (1);      once per thread
+     rseq_slice_request ();             before taking the lock
+     ... critical section, no system calls ...
+     rseq_slice_release ();             after releasing it
+
+   Enable (ENABLE 1) or disable (0) the extension for the calling
+   thread.  Returns 0, or -1 with errno ENOSYS (the kernel or this
+   thread's registration has no extension) or EINVAL.  */
+extern int rseq_slice_extension_set (int __enable) __THROW;
+
+/* 1 if the extension is enabled for the calling thread, 0 if not, -1
+   with errno ENOSYS if the thread cannot have it.  */
+extern int rseq_slice_extension_get (void) __THROW;
+
+/* Give the CPU back after a granted extension, without other side
+   effects.  Returns 1 if the extension was granted and this ended it
+   (the thread was rescheduled), 0 if not; -1 with errno ENOSYS before
+   Linux 7.0.  */
+extern int rseq_slice_yield (void) __THROW;
+
+/* Nonzero if the calling thread's area has the slice_ctrl field.  */
+__RSEQ_INLINE_HELPER int
+__rseq_slice_area (struct rseq **__areap)
+{
+  *__areap = __rseq_area_pointer ();
+  return (*__areap != 0
+	  && __rseq_area_has_field (__RSEQ_AREA_SLICE_CTRL_OFFSET));
+}
+
+/* Ask not to be preempted until rseq_slice_release.  Returns 0, or -1
+   if the area has no slice_ctrl (the request then does nothing).
+   Whether the extension is enabled is not checked: a request without
+   it is ignored by the kernel.  */
+static __inline int
+rseq_slice_request (void)
+{
+  struct rseq *__area;
+  if (!__rseq_slice_area (&__area))
+    return -1;
+  /* slice_ctrl.request, a byte the kernel clears when it grants.  */
+  *((volatile unsigned char *) __area + __RSEQ_AREA_SLICE_CTRL_OFFSET) = 1;
+  __asm__ __volatile__ ("" ::: "memory");
+  return 0;
+}
+
+/* Nonzero if the kernel granted an extension since the request: the
+   thread should give the CPU back soon (rseq_slice_release does).  */
+static __inline int
+rseq_slice_granted (void)
+{
+  struct rseq *__area;
+  if (!__rseq_slice_area (&__area))
+    return 0;
+  return ((volatile unsigned char *) __area)
+    [__RSEQ_AREA_SLICE_CTRL_OFFSET + 1] != 0;
+}
+
+/* End the section started by rseq_slice_request: withdraw the request
+   and, if an extension was granted meanwhile, yield the CPU as the
+   kernel expects.  Returns 1 if it yielded, 0 if not, -1 if the area
+   has no slice_ctrl.  */
+static __inline int
+rseq_slice_release (void)
+{
+  struct rseq *__area;
+  if (!__rseq_slice_area (&__area))
+    return -1;
+  __asm__ __volatile__ ("" ::: "memory");
+  *((volatile unsigned char *) __area + __RSEQ_AREA_SLICE_CTRL_OFFSET) = 0;
+  if (((volatile unsigned char *) __area)[__RSEQ_AREA_SLICE_CTRL_OFFSET + 1])
+    return rseq_slice_yield () > 0;
+  return 0;
 }
 
 __END_DECLS

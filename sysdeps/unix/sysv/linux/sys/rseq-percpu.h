@@ -287,10 +287,11 @@ __END_DECLS
 /* Offset in AREA of the field holding the CPU number for FIELD, or -1
    if no operation may run on it: there is no area, the kernel does not
    provide the field, or (for mm_cid) the area is not registered.  A
-   section indexed by cpu_id finds an unregistered area by itself (its
-   CPU check fails on a negative cpu_id); mm_cid keeps its last value in
-   a vfork child or after unregistration, so it is checked here, where
-   the inline and the libc operations both pass.  */
+   vfork child has no area (__rseq_area_pointer).  A section indexed by
+   cpu_id finds an unregistered area by itself (its CPU check fails on a
+   negative cpu_id); mm_cid keeps its last value after unregistration,
+   so it is checked here, where the inline and the libc operations both
+   pass.  */
 __RSEQ_INLINE_HELPER int
 __rseq_percpu_field_offset (struct rseq *__area, int __field)
 {
