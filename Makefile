@@ -2,7 +2,7 @@
 # tests and benchmarks.  See README.md.
 #
 #   make                  install missing packages, build glibc, the toolchain and the
-#                         cpu_opv test kernel, and run the demo
+#                         x86 test kernels (cpu_opv; stock Linux 7), and run the demo
 #   make cross            build the cross ABIs of build-scripts/abis (aarch64,
 #                         arm, ppc64le): glibc, TRIPLE-rseq-gcc, test kernels
 #   make check            run every test (host and QEMU VMs, every ABI built);
@@ -23,6 +23,9 @@ export OUT
 abi_column = $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$2 == "cross" { print $$$(1) }' build-scripts/abis | sort -u)
 CROSS_ABIS := $(call abi_column,1)
 CROSS_VMS  := $(call abi_column,9)
+# The VMs whose kernels build with the host's compiler (build-scripts/vms,
+# no cross prefix): x86_64 (cpu_opv) and x86_64-linux7 (stock Linux 7).
+HOST_VMS   := $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$3 == "-" { print $$1 }' build-scripts/vms)
 
 .PHONY: all deps glibc kernel toolchain demo cross check bench install clean
 
@@ -35,9 +38,10 @@ glibc: deps
 	@build-scripts/build-glibc.sh x86_64
 	@build-scripts/build-glibc.sh i386
 
-# The cpu_opv test kernel (kernel-patches/) for the VM tests.
+# The test kernels of the host's VMs: the cpu_opv kernel (kernel-patches/)
+# and the stock Linux 7 one (kernel-patches/linux-source-7.pin).
 kernel: deps
-	@build-scripts/build-kernel.sh
+	@for vm in $(HOST_VMS); do build-scripts/build-kernel.sh $$vm || exit 1; done
 
 toolchain: glibc
 	@mkdir -p $(BIN)

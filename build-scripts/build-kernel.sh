@@ -1,28 +1,51 @@
 #!/bin/bash
-# Build the cpu_opv test kernel of one test VM (build-scripts/vms):
-# linux-source-6.1 + kernel-patches/series, configured as tinyconfig +
-# kernel-patches/vm.config + kernel-patches/vm-<vm>.config.
+# Build the test kernel of one test VM (build-scripts/vms).  Column
+# "kernel" says which:
+#   cpu_opv               linux-source-6.1 + kernel-patches/series
+#   stock:NAME            Debian's unpatched source package pinned in
+#                         kernel-patches/NAME.pin, fetched by
+#                         build-scripts/fetch-linux-source.sh
+# configured as tinyconfig + the fragments of vm_fragments (common.sh):
+# kernel-patches/vm.config, vm-cpu-opv.config (cpu_opv kernels only) and
+# vm-<vm>.config.
 #
 #   build-kernel.sh [VM]        (default x86_64)
 #
 # Outputs: the boot image (out/vm/bzImage for x86_64, out/vm-<vm>/<image>
-# for the others), usr/include (uapi headers) and gen_init_cpio next to
-# it; build tree out/linux-build (x86_64) or out/linux-build-<vm>.  The
-# patched source tree out/linux-src is shared by every VM and only
-# re-extracted when the series changes.  Skipped when nothing that defines
-# the VM's kernel changed; taken from the artifact cache (common.sh) when
-# it was built before.  Uses ccache when it is installed.
+# for the others), usr/include (uapi headers), gen_init_cpio and
+# "release" (the kernel release and the source it came from) next to it;
+# build tree out/linux-build (x86_64) or out/linux-build-<vm>.  The
+# patched source tree out/linux-src is shared by every cpu_opv VM and only
+# re-extracted when the series changes; a stock source goes to
+# out/linux-src-<NAME without linux-source->, re-extracted when the .deb
+# changes.  Skipped when nothing that defines the VM's kernel changed;
+# taken from the artifact cache (common.sh) when it was built before.
+# Uses ccache when it is installed.
 . "$(dirname "$0")/common.sh"
 
 vm=${1:-x86_64}
 arch=$(vm_field "$vm" arch)
 cross=$(vm_field "$vm" cross)
 image=$(vm_field "$vm" image)
+kernel=$(vm_field "$vm" kernel)
 dest=$(vm_dir "$vm")
-src=$OUT/linux-src
+stock=
+case $kernel in
+  cpu_opv) src=$OUT/linux-src ;;
+  stock:?*)
+    stock=${kernel#stock:}
+    pin=kernel-patches/$stock.pin
+    [ -f "$TOP/$pin" ] || die "no pin file $pin (VM $vm, kernel $kernel)"
+    src=$OUT/linux-src-${stock#linux-source-}
+    ;;
+  *) die "VM $vm: unknown kernel '$kernel' in build-scripts/vms (cpu_opv or stock:NAME)" ;;
+esac
 if [ "$vm" = x86_64 ]; then build=$OUT/linux-build; else build=$OUT/linux-build-$vm; fi
 fragment=kernel-patches/vm-$vm.config
-[ -f "$TOP/$fragment" ] || die "no config fragment $fragment"
+mapfile -t fragments < <(vm_fragments "$vm")
+for f in "${fragments[@]}"; do
+  [ -f "$TOP/$f" ] || die "no config fragment $f"
+done
 
 # The files that define the patched source tree: the series alone, so
 # that editing a config fragment or this script keeps the tree (and the
@@ -35,10 +58,17 @@ source_inputs() {
 }
 
 # The files that define this VM's kernel, plus the table columns the
-# build uses.
+# build uses.  A stock kernel's source is its pin here; the .deb
+# actually used (the pinned one, or a newer one when the mirror dropped
+# it) goes into the cache key.
 build_stamp() {
-  { kernel_inputs; echo "$fragment"; } | hash_inputs
-  echo "$LINUX_VERSION $arch $cross $image"
+  if [ -n "$stock" ]; then
+    { stock_kernel_inputs "$pin"; printf '%s\n' "${fragments[@]}"; } | hash_inputs
+    echo "$kernel $arch $cross $image"
+  else
+    { kernel_inputs; echo "$fragment"; } | hash_inputs
+    echo "$LINUX_VERSION $arch $cross $image"
+  fi
 }
 
 # Extract and patch out/linux-src unless it already holds this series.
@@ -66,6 +96,29 @@ prepare_source() {
   exec 9>&-
 }
 
+# Extract the stock source of the .deb DEB (sha256 SHA, package PACKAGE:
+# usr/src/PACKAGE.tar.xz) into $src unless it already holds it.  Locked
+# like prepare_source.
+prepare_stock_source() {
+  local deb=$1 sha=$2 package=$3 stamp=$src/.rseq-source-stamp
+  mkdir -p "$OUT"
+  exec 9>"$src.lock"
+  flock 9
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$sha" ]; then
+    exec 9>&-
+    return
+  fi
+  log "unpacking $package.tar.xz of ${deb##*/}"
+  rm -rf "$src"
+  mkdir -p "$src"
+  dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/src/$package.tar.xz" |
+    tar -xJf - -C "$src" --strip-components=1 ||
+    die "${deb##*/} does not hold usr/src/$package.tar.xz"
+  [ -f "$src/Makefile" ] || die "no kernel tree in usr/src/$package.tar.xz of ${deb##*/}"
+  echo "$sha" > "$stamp"
+  exec 9>&-
+}
+
 # ccache in masquerade mode: a directory of links named like the compiler
 # first in PATH.  Unlike CC="ccache gcc" it keeps the compiler command
 # line, which kbuild records per object, so turning ccache on or off does
@@ -82,14 +135,14 @@ use_ccache() {
 
 configure() {
   local f
-  log "configuring the $vm test kernel (tinyconfig + vm.config + vm-$vm.config)"
+  log "configuring the $vm test kernel (tinyconfig + $(printf '%s\n' "${fragments[@]}" | sed 's,^kernel-patches/,,' | paste -sd+ | sed 's/+/ + /g'))"
   "${mk[@]}" tinyconfig >/dev/null
   "$src/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" \
-    "$TOP/kernel-patches/vm.config" "$TOP/$fragment" >"$build/merge.log" 2>&1
+    "${fragments[@]/#/$TOP/}" >"$build/merge.log" 2>&1
   "${mk[@]}" olddefconfig >/dev/null 2>&1
   # Every option of the fragments must have survived (a typo or an unmet
   # dependency would silently drop it).
-  for f in kernel-patches/vm.config "$fragment"; do
+  for f in "${fragments[@]}"; do
     grep '^CONFIG_' "$TOP/$f" | while read -r opt; do
       grep -qx "$opt" "$build/.config" || die "kernel config lost $opt of $f (see $build/merge.log)"
     done
@@ -106,6 +159,27 @@ compile() {
   log "built in $((SECONDS - start)) s"
 }
 
+# The release file: what runs in the VM ("7.3.4" and, for a stock
+# kernel, the Debian package it came from); tests name it in their
+# results.
+write_release() {
+  { "${mk[@]}" kernelrelease; [ -z "$stock" ] || echo "$1"; } > "$dest/release"
+}
+
+# The key of the artifact cache entry: the build stamp, the source
+# (tarball size and time for the cpu_opv kernel, the .deb's sha256 for a
+# stock one) and the compiler.
+cache_key() {
+  { echo "$want"; echo "$1"; toolchain_id "${cross}gcc"; } | sha256sum | cut -c1-16
+}
+
+# Restore this VM's kernel from the artifact cache entry KEY.
+restored() {
+  cache_restore "kernel-$vm" "$1" "$dest" && [ -f "$dest/$(basename "$image")" ] || return 1
+  echo "$want" > "$stamp"
+  log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image")${stock:+ ($(tail -n 1 "$dest/release" 2>/dev/null))}"
+}
+
 want=$(build_stamp)
 stamp=$dest/.stamp
 if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -f "$dest/$(basename "$image")" ]; then
@@ -114,17 +188,25 @@ if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -f "$dest/$(basename "$image
 fi
 
 command -v "${cross}gcc" >/dev/null || die "${cross}gcc not installed (run build-scripts/deps.sh cross)"
-prepare_source
-
-# The outputs come from the artifact cache when this VM's kernel was built
-# before from the same inputs, source tarball and compiler; out/linux-src
-# is prepared all the same (the tests build the selftests from it).
-cache_key=$( { echo "$want"; stat -c '%s %Y' "$LINUX_TARBALL"; toolchain_id "${cross}gcc"; } |
-             sha256sum | cut -c1-16)
-if cache_restore "kernel-$vm" "$cache_key" "$dest" && [ -f "$dest/$(basename "$image")" ]; then
-  echo "$want" > "$stamp"
-  log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image")"
-  exit 0
+if [ -n "$stock" ]; then
+  # The pinned source built before: no download, no source tree (the
+  # tests need none).  Else fetch it (or a newer one, fetch-linux-source.sh).
+  restored "$(cache_key "$(pin_field "$TOP/$pin" SHA256)")" && exit 0
+  read -r deb sha package version < <("$TOP/build-scripts/fetch-linux-source.sh" "$stock" || echo "- - - -") || true
+  [ -n "${deb:-}" ] && [ "$deb" != - ] || die "no $stock source for the $vm test kernel (see above)"
+  cache_key=$(cache_key "$sha")
+  restored "$cache_key" && exit 0
+  prepare_stock_source "$deb" "$sha" "$package"
+  source_id="$package $version (sha256 $sha)"
+else
+  prepare_source
+  # The outputs come from the artifact cache when this VM's kernel was
+  # built before from the same inputs, source tarball and compiler;
+  # out/linux-src is prepared all the same (the tests build the
+  # selftests from it).
+  cache_key=$(cache_key "$(stat -c '%s %Y' "$LINUX_TARBALL")")
+  restored "$cache_key" && exit 0
+  source_id=
 fi
 use_ccache
 mkdir -p "$build" "$dest"
@@ -135,6 +217,7 @@ configure
 compile
 cp "$build/$image" "$dest/$(basename "$image")"
 cp "$build/usr/gen_init_cpio" "$dest/gen_init_cpio"
+write_release "$source_id"
 echo "$want" > "$stamp"
-cache_store "kernel-$vm" "$cache_key" "$dest" "$(basename "$image")" gen_init_cpio usr
-log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image")"
+cache_store "kernel-$vm" "$cache_key" "$dest" "$(basename "$image")" gen_init_cpio usr release
+log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image") (Linux $(head -n 1 "$dest/release")${stock:+, $source_id})"

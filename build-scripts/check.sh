@@ -70,6 +70,21 @@ else
 fi
 
 grep -E '^(FAIL|XPASS|UNRESOLVED|ERROR|UNSUPPORTED):' "$sum" || true
+# The areas whose results name the kernel they booted ("rseq.linux7
+# (Linux 7.3.4): ..."): one line each, with that kernel and its counts.
+awk '
+  { kind = $1; sub(/:$/, "", kind); line = $0; sub(/^[A-Z]+: /, "", line) }
+  match(line, /^rseq\.[A-Za-z0-9_.-]+ \(Linux [^)]*\)/) {
+    key = substr(line, 1, RLENGTH)
+    if (!(key in p)) { order[++n] = key; p[key] = f[key] = s[key] = 0 }
+    if (kind == "PASS") p[key]++
+    else if (kind ~ /^(FAIL|XPASS|UNRESOLVED|ERROR)$/) f[key]++
+    else s[key]++
+  }
+  END {
+    for (i = 1; i <= n; i++)
+      printf "%s: %d passed, %d failed, %d skipped\n", order[i], p[order[i]], f[order[i]], s[order[i]]
+  }' "$sum"
 echo "Full logs: out/tests/rseq.log, out/tests/pytest.log"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

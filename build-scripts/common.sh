@@ -100,8 +100,26 @@ kernel_inputs() {
     echo kernel-patches/series
     series_patches kernel-patches/series | sed 's,^,kernel-patches/,'
     echo kernel-patches/vm.config
+    echo kernel-patches/vm-cpu-opv.config
     echo build-scripts/build-kernel.sh
   })
+}
+
+# The stock kernels (build-scripts/vms, column kernel "stock:NAME"):
+# Debian's source package pinned in kernel-patches/NAME.pin, built
+# without the series.  pin_field PIN KEY prints one field of a pin file
+# ("Key: value" lines, # comments).
+pin_field() {
+  awk -v key="$2" 'tolower($1) == tolower(key) ":" { sub(/^[^:]*:[ \t]*/, ""); print; found = 1; exit }
+    END { exit !found }' "$1" || die "no field $2 in ${1#"$TOP"/}"
+}
+
+# The files that define a stock kernel built from PIN (relative to $TOP),
+# but for its config fragments.  Not the scripts that fetch the source:
+# the .deb they bring is named by its sha256 in the artifact cache key.
+stock_kernel_inputs() {
+  echo "$1"
+  echo build-scripts/build-kernel.sh
 }
 
 # The ABI table (build-scripts/abis).  abi_names [SET] lists the ABIs,
@@ -150,7 +168,7 @@ abi_driver() {
 # vm_field VM COLUMN prints one column ("-" reads as empty); vm_dir VM
 # is the VM's output directory (out/vm for x86_64, out/vm-<vm> else).
 VM_TABLE=$TOP/build-scripts/vms
-VM_COLUMNS=(vm arch cross image qemu machine cpu console extra debarch)
+VM_COLUMNS=(vm arch cross image qemu machine cpu console extra debarch kernel runs nodes)
 
 vm_names() {
   awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$VM_TABLE"
@@ -163,4 +181,35 @@ vm_field() {
 vm_dir() {
   vm_field "$1" vm >/dev/null
   if [ "$1" = x86_64 ]; then echo "$OUT/vm"; else echo "$OUT/vm-$1"; fi
+}
+
+# The VM whose ABIs (build-scripts/abis, column vm) VM runs: the column
+# "runs", or VM itself.  vm_abis VM lists those ABIs.
+vm_abi_vm() {
+  local runs
+  runs=$(vm_field "$1" runs)
+  echo "${runs:-$1}"
+}
+
+vm_abis() {
+  local vm abi
+  vm=$(vm_abi_vm "$1")
+  for abi in $(abi_names); do
+    [ "$(abi_field "$abi" vm)" != "$vm" ] || echo "$abi"
+  done
+}
+
+# Whether VM takes the host's /bin/busybox (its Debian architecture is
+# the host's) rather than one fetch-busybox.sh downloads.
+vm_host_busybox() {
+  [ "$(vm_field "$1" debarch)" = "$(dpkg --print-architecture 2>/dev/null || echo amd64)" ]
+}
+
+# The config fragments of VM's kernel, in merge order (relative to
+# $TOP): vm.config (every VM), vm-cpu-opv.config (the cpu_opv kernels),
+# vm-<vm>.config.
+vm_fragments() {
+  echo kernel-patches/vm.config
+  [ "$(vm_field "$1" kernel)" != cpu_opv ] || echo kernel-patches/vm-cpu-opv.config
+  echo "kernel-patches/vm-$1.config"
 }
