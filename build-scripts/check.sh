@@ -69,7 +69,7 @@ else
   failed=$(( failed + 1 ))
 fi
 
-grep -E '^(FAIL|XPASS|UNRESOLVED|ERROR|UNSUPPORTED):' "$sum" || true
+grep -E '^(FAIL|XPASS|XFAIL|UNRESOLVED|ERROR|UNSUPPORTED):' "$sum" || true
 # The areas whose results name the kernel they booted ("rseq.linux7
 # (Linux 7.3.4): ..."): one line each, with that kernel and its counts.
 awk '

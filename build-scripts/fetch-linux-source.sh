@@ -214,7 +214,7 @@ main() {
   while :; do
     APT_CONFIG=$conf apt-get update -q >"${conf%/*}/update.log" 2>&1 || true
     list=$(offered "$conf" "$fallback")
-    pick=$(grep -m1 "^$package $version " <<< "$list" || true)
+    pick=$(awk -v p="$package" -v v="$version" '$1 == p && $2 == v { print; exit }' <<< "$list")
     [ -n "$pick" ] || pick=$(head -n 1 <<< "$list")
     if [ -n "$pick" ]; then
       read -r pkg ver want <<< "$pick"

@@ -7,6 +7,7 @@
 #include "rseq-test.h"
 
 #define OTHER_SIG (RSEQ_SIG ^ 0x1)
+#define BAD_FLAG (1 << 30)
 
 /* A kernel address: 32-byte aligned but outside user space.  */
 #define KERNEL_ADDRESS ((struct rseq *) (uintptr_t) -64)
@@ -28,7 +29,9 @@ check_with_glibc_registration (void)
   CHECK_ERRNO (rseq (mine, len, 0, OTHER_SIG), EPERM);
   CHECK_ERRNO (rseq (&storage.area, RSEQ_ORIGINAL_SIZE, 0, RSEQ_SIG), EINVAL);
   CHECK_ERRNO (rseq (mine, len + 32, 0, RSEQ_SIG), EINVAL);
-  CHECK_ERRNO (rseq (mine, len, 2, RSEQ_SIG), EINVAL);
+  /* A flag no kernel knows (2 is RSEQ_FLAG_SLICE_EXT_DEFAULT_ON since
+     Linux 7.0, with which re-registering answers EBUSY).  */
+  CHECK_ERRNO (rseq (mine, len, BAD_FLAG, RSEQ_SIG), EINVAL);
   /* Unregistering with the wrong signature or area is refused, and
      leaves glibc's registration in place.  */
   CHECK_ERRNO (rseq (mine, len, RSEQ_FLAG_UNREGISTER, OTHER_SIG), EPERM);
