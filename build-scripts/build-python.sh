@@ -1,13 +1,15 @@
 #!/bin/bash
 # Build the Python binding into out/python: the rseq package with its
-# compiled modules inside it (rseq/_percpu*.so, cffi, and
-# rseq/_fastcpu*.so, CPython), compiled against the patched glibc's
-# headers.
+# compiled modules inside it (rseq/_percpu*.so, cffi, percpu/percpu.c
+# included, and rseq/_fastcpu*.so, CPython), compiled against the
+# patched glibc's headers.
 . "$(dirname "$0")/common.sh"
 
 dest=$OUT/python
 stamp=$dest/.stamp
-inputs=$( (cd "$TOP" && find bindings/python -name '*.py' -o -name '*.c'; echo build-scripts/build-python.sh; echo "$OUT/sysroot/.rseq-stamp") | hash_inputs)
+# The binding's C includes percpu/percpu.c (one implementation of the
+# per-CPU structures for C and Python).
+inputs=$( (cd "$TOP" && find bindings/python percpu -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.cdef'; echo build-scripts/build-python.sh; echo "$OUT/sysroot/.rseq-stamp") | hash_inputs)
 if [ "$(cat "$stamp" 2>/dev/null)" = "$inputs" ]; then
   exit 0
 fi

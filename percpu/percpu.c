@@ -391,3 +391,26 @@ percpu_buffer_pop_slot (struct percpu_buffer *b, int cpu, void *out)
     *(void **) out = (void *) s->array[s->value];
   return 0;
 }
+
+void
+percpu_list_push_slot (struct percpu_list *l, int cpu,
+		       struct percpu_node *node)
+{
+  node->next = (struct percpu_node *) l->heads[cpu].value;
+  l->heads[cpu].value = (intptr_t) node;
+}
+
+int
+percpu_buffer_push_slot (struct percpu_buffer *b, int cpu, const void *in)
+{
+  struct percpu_slot *s = &b->slots[cpu];
+  if ((size_t) s->value >= b->capacity)
+    return 1;
+  if (b->record_size != 0)
+    memcpy ((char *) s->array + s->value * b->record_size, in,
+	    b->record_size);
+  else
+    s->array[s->value] = (intptr_t) *(void *const *) in;
+  s->value++;
+  return 0;
+}

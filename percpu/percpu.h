@@ -150,6 +150,10 @@ int percpu_list_push (struct percpu_list *l, struct percpu_node *node);
 struct percpu_node *percpu_list_pop (struct percpu_list *l);
 /* Pop from CPU's list without rseq; only when no thread uses L.  */
 struct percpu_node *percpu_list_pop_slot (struct percpu_list *l, int cpu);
+/* Push NODE onto CPU's list without rseq; only when no thread uses L
+   (to fill every CPU's list before the list is shared).  */
+void percpu_list_push_slot (struct percpu_list *l, int cpu,
+			    struct percpu_node *node);
 
 /* Ring buffer (LIFO order) of pointers, or of RECORD_SIZE-byte records
    copied in and out with the memcpy operation (RECORD_SIZE 0: pointers).
@@ -173,5 +177,10 @@ int percpu_buffer_pop_record (struct percpu_buffer *b, void *record);
 /* Take a pointer or record from CPU's buffer without rseq; only when no
    thread uses B.  Returns 0, or 1 if that buffer is empty.  */
 int percpu_buffer_pop_slot (struct percpu_buffer *b, int cpu, void *out);
+/* Put a pointer or record (IN points to it) on CPU's buffer without
+   rseq; only when no thread uses B (to fill every CPU's buffer before
+   the buffer is shared).  Returns 0, or 1 if that buffer is full.  */
+int percpu_buffer_push_slot (struct percpu_buffer *b, int cpu,
+			     const void *in);
 
 #endif /* PERCPU_H */

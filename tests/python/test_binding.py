@@ -97,6 +97,23 @@ def test_unavailable_cause_for_mm_cid(facts, expect, reject):
     assert expect in message and reject not in message, message
 
 
+def test_structures_under_stock_glibc_raise_instead_of_crashing():
+    # percpu.c's calls into the patched glibc are weak references, NULL
+    # here: the module must import, and refuse before calling them.
+    code = ("import errno, rseq\n"
+            "from rseq._percpu import ffi, lib\n"
+            "try:\n"
+            "    rseq.PerCpuBuffer(8)\n"
+            "except rseq.RseqUnavailable as e:\n"
+            "    print('unavailable', 'patched glibc' in str(e))\n"
+            "l = lib.rseqpy_list_new(8)\n"
+            "print(lib.rseqpy_list_churn(l, 4), ffi.errno == errno.ENOSYS)\n"
+            "lib.rseqpy_list_free(l)\n")
+    r = _python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "unavailable True\n-1 True\n", r.stdout
+
+
 # run_threads propagates the first exception and returns the results.
 
 def test_run_threads_raises_the_first_exception():

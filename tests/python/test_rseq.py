@@ -313,3 +313,84 @@ def test_opv_context_manager_releases_on_exit():
     buf.extend(b"x" * 4096)
     if KERNEL_HAS_CPU_OPV:
         assert buf[0] == 1 and buf[8] == 2
+
+
+# Constants: enum.IntEnum members with the C ABI's values; the old
+# names and the old "cpu_id"/"mm_cid" spellings keep working.
+
+def test_constants_are_int_enums_with_the_abi_values():
+    import enum
+    assert issubclass(rseq.Field, enum.IntEnum)
+    assert issubclass(rseq.Fallback, enum.IntEnum)
+    assert rseq.CPU_ID is rseq.Field.CPU_ID and rseq.CPU_ID == 0
+    assert rseq.MM_CID is rseq.Field.MM_CID and rseq.MM_CID == 1
+    assert (rseq.FALLBACK_AUTO, rseq.FALLBACK_NEVER, rseq.FALLBACK_ALWAYS) \
+        == (rseq.Fallback.AUTO, rseq.Fallback.NEVER, rseq.Fallback.ALWAYS) \
+        == (0, 1, 2)
+    # Fields print as the strings the constants used to be.
+    assert str(rseq.CPU_ID) == f"{rseq.CPU_ID}" == "cpu_id"
+    assert str(rseq.MM_CID) == "mm_cid"
+
+
+@pytest.mark.parametrize("spelling", [rseq.Field.CPU_ID, 0, "cpu_id"])
+def test_counter_field_accepts_member_int_and_old_string(spelling):
+    c = rseq.PerCpuCounter(spelling)
+    assert c.field is rseq.Field.CPU_ID
+    c.add_many(10)
+    assert c.sum() == 10
+
+
+@pytest.mark.parametrize("bad", ["cpu", "CPU_ID", 2, True, 0.0, None])
+def test_counter_field_rejects_other_values(bad):
+    with pytest.raises(ValueError, match="field"):
+        rseq.AtomicCounter(bad)
+
+
+def test_set_fallback_takes_and_returns_fallback_members():
+    old = rseq.set_fallback(rseq.Fallback.NEVER)
+    try:
+        assert old is rseq.Fallback.AUTO
+        assert rseq.set_fallback(1) is rseq.Fallback.NEVER
+    finally:
+        rseq.set_fallback(old)
+    for bad in ("1", 1.0, True, 3):
+        with pytest.raises(ValueError, match="fallback mode"):
+            rseq.set_fallback(bad)
+
+
+def _package_imports():
+    """{module: set of sibling modules it imports} for the rseq package's
+    own modules (relative imports), read from their source."""
+    import ast
+    package = os.path.dirname(rseq.__file__)
+    graph = {}
+    for name in os.listdir(package):
+        if not name.endswith(".py"):
+            continue
+        module = name[:-3]
+        with open(os.path.join(package, name)) as f:
+            tree = ast.parse(f.read())
+        graph[module] = {
+            (node.module or node.names[0].name).split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1}
+    return graph
+
+
+def test_package_modules_import_without_a_cycle():
+    graph = _package_imports()
+    done, active = set(), []
+
+    def visit(module):
+        assert module not in active, f"import cycle: {active + [module]}"
+        if module in done or module not in graph:
+            return
+        active.append(module)
+        for imported in graph[module]:
+            visit(imported)
+        active.pop()
+        done.add(module)
+
+    for module in graph:
+        visit(module)
+    assert "opv" in graph["__init__"] and "_facts" in graph["_errors"]

@@ -1,8 +1,9 @@
 """rseq.trace: trace parsing, abort attribution, critical sections from
 ELF objects and the tracefs control, on the host.
 
-trace.py is loaded from its file, not through the rseq package, whose
-__init__ needs the compiled modules: the module must work without them."""
+The rseq.trace package is loaded from its directory, not through the rseq
+package, whose __init__ needs the compiled modules: it must work without
+them."""
 
 import ctypes
 import errno
@@ -20,20 +21,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _trace_source():
-    """bindings/python/rseq/trace.py of the tree, else the installed
-    package's copy (the test VM has the tests in /tests and the package on
-    PYTHONPATH); find_spec of a top-level package does not run it."""
+    """bindings/python/rseq/trace/__init__.py of the tree, else the
+    installed package's copy (the test VM has the tests in /tests and the
+    package on PYTHONPATH); find_spec of a top-level package does not run
+    it."""
     source = os.path.join(HERE, "..", "..", "bindings", "python", "rseq",
-                          "trace.py")
+                          "trace", "__init__.py")
     if os.path.isfile(source):
         return source
     spec = importlib.util.find_spec("rseq")
-    return os.path.join(spec.submodule_search_locations[0], "trace.py")
+    return os.path.join(spec.submodule_search_locations[0], "trace",
+                        "__init__.py")
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("rseq_trace",
-                                                  _trace_source())
+    """The package under a name of its own; its modules import each
+    other relatively, so they come along."""
+    source = _trace_source()
+    spec = importlib.util.spec_from_file_location(
+        "rseq_trace", source,
+        submodule_search_locations=[os.path.dirname(source)])
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -41,6 +48,9 @@ def _load():
 
 
 trace = _load()
+# The modules whose internals some tests check or replace.
+tracefs = trace._tracefs
+sections_impl = trace._sections
 Event = trace.Event
 
 EXAMPLE = """\
@@ -379,16 +389,15 @@ def test_operation_name(symbol, name):
 
 
 def test_section_names():
-    assert trace._section_name("__rseq_percpu_addv_slow", 0x10,
-                               "/opt/sysroot/lib64/libc.so.6") == \
-        "addv (libc)"
-    assert trace._section_name("rseqpy_list_push", 0x10,
-                               "/opt/rseq/_percpu.cpython-311-x86_64-linux-gnu.so") \
+    name = sections_impl._section_name
+    assert name("__rseq_percpu_addv_slow", 0x10,
+                "/opt/sysroot/lib64/libc.so.6") == "addv (libc)"
+    assert name("rseqpy_list_push", 0x10,
+                "/opt/rseq/_percpu.cpython-311-x86_64-linux-gnu.so") \
         == "rseqpy_list_push (inline, _percpu)"
-    assert trace._section_name("rseq_percpu_addv", 0x10, "/a/libcs.so") == \
+    assert name("rseq_percpu_addv", 0x10, "/a/libcs.so") == \
         "addv (inline, libcs)"
-    assert trace._section_name(None, 0x7f0010, "/a/prog") == \
-        "0x7f0010 (prog)"
+    assert name(None, 0x7f0010, "/a/prog") == "0x7f0010 (prog)"
 
 
 # cs_one is written in assembly, so its offsets are exact: start_ip at +1,
@@ -525,7 +534,7 @@ def test_read_elf_32bit(tmp_path):
     with open(path, "rb") as f:
         f.seek(elf.rseq_cs.offset)
         data = f.read(elf.rseq_cs.size)
-    descriptors = list(trace._descriptors(data))
+    descriptors = list(sections_impl._descriptors(data))
     assert len(descriptors) == 2
     symbols = sorted(elf.function_at(d[2]) for d in descriptors)
     assert symbols == ["cs_one", "cs_two"]
@@ -542,13 +551,14 @@ def test_read_elf_rejects_other_files(tmp_path):
 
 
 def test_readable_ranges():
-    M = trace._Mapping
+    M = sections_impl._Mapping
     maps = [M(0x1000, 0x2000, "r--p", 0, ""), M(0x2000, 0x3000, "rw-p", 0, ""),
             M(0x4000, 0x5000, "r--p", 0, ""), M(0x5000, 0x6000, "---p", 0, "")]
-    assert trace._readable(maps, 0x1ff0, 0x20)
-    assert not trace._readable(maps, 0x2ff0, 0x20)      # gap
-    assert not trace._readable(maps, 0x4ff0, 0x20)      # not readable
-    assert not trace._readable(maps, 0x800, 0x10)       # not mapped
+    readable = sections_impl._readable
+    assert readable(maps, 0x1ff0, 0x20)
+    assert not readable(maps, 0x2ff0, 0x20)      # gap
+    assert not readable(maps, 0x4ff0, 0x20)      # not readable
+    assert not readable(maps, 0x800, 0x10)       # not mapped
 
 
 # --------------------------------------------------------------------------
@@ -668,7 +678,7 @@ def test_tracer_names_missing_rseq_events(tmp_path):
 
 def test_tracer_not_permitted(tmp_path, monkeypatch):
     root = _fake_tracefs(tmp_path)
-    monkeypatch.setattr(trace, "_can_write",
+    monkeypatch.setattr(tracefs, "_can_write",
                         lambda path: not path.endswith("tracing_on"))
     with pytest.raises(trace.TracingUnavailable) as info:
         trace.Tracer(tracefs=str(root))
@@ -680,9 +690,9 @@ def test_tracer_not_permitted(tmp_path, monkeypatch):
 def test_tracefs_hidden_from_non_root(tmp_path, monkeypatch):
     hidden = tmp_path / "tracing"
     hidden.mkdir()
-    monkeypatch.setattr(trace, "TRACEFS_PATHS", (str(hidden),))
-    monkeypatch.setattr(trace, "_is_root", lambda: False)
-    monkeypatch.setattr(trace, "_can_access", lambda path: False)
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", (str(hidden),))
+    monkeypatch.setattr(tracefs, "_is_root", lambda: False)
+    monkeypatch.setattr(tracefs, "_can_access", lambda path: False)
     with pytest.raises(trace.TracingUnavailable) as info:
         trace.Tracer()
     assert info.value.errno == errno.EACCES
@@ -691,9 +701,9 @@ def test_tracefs_hidden_from_non_root(tmp_path, monkeypatch):
 
 def test_no_tracefs_not_root(tmp_path, monkeypatch):
     paths = (str(tmp_path / "a"), str(tmp_path / "b"))
-    monkeypatch.setattr(trace, "TRACEFS_PATHS", paths)
-    monkeypatch.setattr(trace, "_is_root", lambda: False)
-    monkeypatch.setattr(trace, "_mount_tracefs",
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", paths)
+    monkeypatch.setattr(tracefs, "_is_root", lambda: False)
+    monkeypatch.setattr(tracefs, "_mount_tracefs",
                         lambda path: pytest.fail("mounted without root"))
     with pytest.raises(trace.TracingUnavailable) as info:
         trace.Tracer()
@@ -714,10 +724,10 @@ def test_no_tracefs_root_mounts_it(tmp_path, monkeypatch):
         _fake_tracefs(target)
         return None
 
-    monkeypatch.setattr(trace, "TRACEFS_PATHS", (str(target),
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", (str(target),
                                                  str(tmp_path / "debug")))
-    monkeypatch.setattr(trace, "_is_root", lambda: True)
-    monkeypatch.setattr(trace, "_mount_tracefs", mount)
+    monkeypatch.setattr(tracefs, "_is_root", lambda: True)
+    monkeypatch.setattr(tracefs, "_mount_tracefs", mount)
     assert trace.Tracer().tracefs == str(target)
     assert mounted == [str(target)]
 
@@ -725,9 +735,9 @@ def test_no_tracefs_root_mounts_it(tmp_path, monkeypatch):
 def test_no_tracefs_root_mount_fails(tmp_path, monkeypatch):
     target = tmp_path / "tracing"
     target.mkdir()
-    monkeypatch.setattr(trace, "TRACEFS_PATHS", (str(target),))
-    monkeypatch.setattr(trace, "_is_root", lambda: True)
-    monkeypatch.setattr(trace, "_mount_tracefs",
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", (str(target),))
+    monkeypatch.setattr(tracefs, "_is_root", lambda: True)
+    monkeypatch.setattr(tracefs, "_mount_tracefs",
                         lambda path: "mount(2): Operation not permitted")
     with pytest.raises(trace.TracingUnavailable) as info:
         trace.Tracer()
@@ -737,9 +747,9 @@ def test_no_tracefs_root_mount_fails(tmp_path, monkeypatch):
 
 
 def test_no_tracefs_in_kernel(tmp_path, monkeypatch):
-    monkeypatch.setattr(trace, "TRACEFS_PATHS", (str(tmp_path / "none"),))
-    monkeypatch.setattr(trace, "_is_root", lambda: True)
-    monkeypatch.setattr(trace, "_mount_tracefs",
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", (str(tmp_path / "none"),))
+    monkeypatch.setattr(tracefs, "_is_root", lambda: True)
+    monkeypatch.setattr(tracefs, "_mount_tracefs",
                         lambda path: pytest.fail("no mount point"))
     with pytest.raises(trace.TracingUnavailable, match="CONFIG_FTRACE"):
         trace.Tracer()

@@ -1,4 +1,5 @@
-"""RseqUnavailable and the facts that explain it.
+"""RseqUnavailable and the message that explains it from the facts of
+rseq._facts.
 
 A feature can be missing for four different reasons, and each needs a
 different remedy: the process runs under the system's glibc (use the
@@ -10,11 +11,9 @@ message names the causes that apply, and only those."""
 import errno
 import os
 
-from ._percpu import lib
+from ._facts import TUNABLE_OFF as _TUNABLE_OFF, current_facts
 
-_AT_RSEQ_FEATURE_SIZE = 27
 _MM_CID_END = 28            # node_id and mm_cid end at byte 28
-_TUNABLE_OFF = "glibc.pthread.rseq=0"
 _TEST_VM = "build-scripts/run-vm --python"
 
 # What each feature needs, in the order the causes are checked.
@@ -38,30 +37,6 @@ def launcher_path():
     prefix = os.path.dirname(os.path.dirname(package))
     path = os.path.join(prefix, "bin", "rseq-python")
     return path if os.access(path, os.X_OK) else None
-
-
-def _tunable_off():
-    tunables = os.environ.get("GLIBC_TUNABLES", "")
-    return any(t.strip() == _TUNABLE_OFF for t in tunables.split(":"))
-
-
-def _kernel_has_cpu_opv():
-    # Imported late: opv imports this module.
-    from .opv import available
-    return available()
-
-
-def current_facts():
-    """What this process has, as RseqUnavailable.explain reads it."""
-    return {
-        "patched_glibc": bool(lib.rseqpy_patched_glibc()),
-        "registered": bool(lib.rseqpy_registered()),
-        "feature_size": lib.rseqpy_rseq_size(),
-        "kernel_feature_size": lib.rseqpy_auxv(_AT_RSEQ_FEATURE_SIZE),
-        "tunable_off": _tunable_off(),
-        "cpu_opv": _kernel_has_cpu_opv(),
-        "kernel": os.uname().release,
-    }
 
 
 def _missing_glibc(facts):

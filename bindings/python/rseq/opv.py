@@ -25,7 +25,10 @@ import os
 
 from ._check import as_count, as_int, as_int_of_size
 from ._errors import NEEDS_CPU_OPV, RseqUnavailable
+from ._facts import cpu_opv_available as available
 from ._percpu import ffi, lib
+
+__all__ = ["OpVector", "available", "MAX_OPS", "MAX_DATA"]
 
 MAX_OPS = 16
 MAX_DATA = 4096
@@ -33,11 +36,6 @@ _COMPARE_EQ, _COMPARE_NE, _MEMCPY, _ADD, _OR, _AND, _XOR, _LSHIFT, \
     _RSHIFT = range(9)
 _INT_SIZES = (1, 2, 4, 8)
 _WORD_MASK = (1 << 64) - 1
-
-
-def available():
-    """Whether this process can run cpu_opv vectors."""
-    return bool(lib.rseqpy_cpu_opv_present())
 
 
 def _borrow(obj, writable, where):
