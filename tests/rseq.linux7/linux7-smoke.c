@@ -15,6 +15,20 @@
                                  survive (so that enforce's SIGSEGV comes
                                  from the write); for LEN 64 the kernel
                                  must offer the time slice extension
+     linux7-smoke old-mark       glibc's vfork mark before patch 0021, done
+                                 by hand on glibc's own registration: the
+                                 vfork child stores -2 in cpu_id, the
+                                 parent copies cpu_id_start back when it
+                                 resumes.  The child also moves the
+                                 parent to another CPU, as the scheduler
+                                 may while the parent waits: the kernel
+                                 then rewrites the IDs on the parent's
+                                 way back and must kill it with SIGSEGV
+                                 (that is why 0021 exists).  Resumed on
+                                 the same CPU, the parent would escape:
+                                 a syscall return rewrites nothing then.
+     linux7-smoke vfork          the same vfork and move without the
+                                 store: the parent survives
 
    The child is this program again, started with
    GLIBC_TUNABLES=glibc.pthread.rseq=0 so that glibc registers no area of
@@ -237,6 +251,114 @@ run_child (const char *self, const char *len, const char *what)
   return status;
 }
 
+/* The process of old-mark and vfork, with glibc's own registration:
+   vfork a child that stores -2 (RSEQ_CPU_ID_REGISTRATION_FAILED) in the
+   shared area's cpu_id if WRITE, as glibc's vfork hook did before patch
+   0021; resume as the old parent did, copying cpu_id_start back over
+   cpu_id; then migrate.  Exit 0 if it survives.  */
+static int
+vfork_child (int write)
+{
+  cpu_set_t mask;
+  if (sched_getaffinity (0, sizeof mask, &mask) != 0 || CPU_COUNT (&mask) < 2)
+    {
+      printf ("needs two CPUs\n");
+      return 77;
+    }
+  if (__rseq_size == 0)
+    {
+      printf ("glibc registered no rseq area\n");
+      return 77;
+    }
+  int from = -1, to = -1;
+  for (int i = 0; i < CPU_SETSIZE && to < 0; i++)
+    if (CPU_ISSET (i, &mask))
+      {
+	if (from < 0)
+	  from = i;
+	else
+	  to = i;
+      }
+  cpu_set_t from_set, to_set;
+  CPU_ZERO (&from_set);
+  CPU_SET (from, &from_set);
+  CPU_ZERO (&to_set);
+  CPU_SET (to, &to_set);
+  if (sched_setaffinity (0, sizeof from_set, &from_set) != 0)
+    return 3;
+  volatile struct area *a
+    = (volatile struct area *) ((char *) __builtin_thread_pointer () + __rseq_offset);
+  printf ("vfork-child: glibc's area, %u bytes active, cpu_id %d\n",
+	  __rseq_size, (int) a->cpu_id);
+  fflush (stdout);
+  pid_t parent = getpid ();
+  pid_t pid = vfork ();
+  if (pid == 0)
+    {
+      if (write)
+	a->cpu_id = (uint32_t) -2;
+      sched_setaffinity (parent, sizeof to_set, &to_set);
+      _exit (0);
+    }
+  if (write)
+    a->cpu_id = a->cpu_id_start;
+  int resumed = sched_getcpu ();
+  int status;
+  if (pid < 0 || waitpid (pid, &status, 0) != pid)
+    return 3;
+  for (int i = 0; i < 20; i++)
+    {
+      struct timespec ts = { 0, 2 * 1000 * 1000 };
+      migrate (&mask, sched_getcpu ());
+      nanosleep (&ts, NULL);
+    }
+  printf ("vfork-child: vforked on CPU %d, resumed on %d, survived 20 migrations\n",
+	  from, resumed);
+  return 0;
+}
+
+/* old-mark (OLD) or vfork: run vfork_child in a process of its own,
+   glibc's registration on, and check how it ended.  */
+static int
+check_vfork_mark (const char *self, int old)
+{
+  fflush (stdout);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      char *argv[] = { (char *) self, (char *) "vfork-child",
+		       (char *) (old ? "write" : "nowrite"), NULL };
+      char *envp[] = { NULL };
+      execve ("/proc/self/exe", argv, envp);
+      execve (self, argv, envp);
+      perror ("execve");
+      _exit (126);
+    }
+  int status;
+  if (pid < 0 || waitpid (pid, &status, 0) != pid)
+    {
+      perror ("fork/waitpid");
+      return 1;
+    }
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 77)
+    return 77;
+  int killed = WIFSIGNALED (status) && WTERMSIG (status) == SIGSEGV;
+  int survived = WIFEXITED (status) && WEXITSTATUS (status) == 0;
+  if (old && killed)
+    printf ("ok: the old vfork mark (the child's store to cpu_id) got the parent "
+	    "killed with SIGSEGV\n");
+  else if (!old && survived)
+    printf ("ok: a vfork that leaves cpu_id alone keeps the parent alive\n");
+  else
+    {
+      printf ("FAIL: %s: the process %s %d\n", old ? "old-mark" : "vfork",
+	      WIFEXITED (status) ? "exited with" : "died of signal",
+	      WIFEXITED (status) ? WEXITSTATUS (status) : WTERMSIG (status));
+      return 1;
+    }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -245,10 +367,16 @@ main (int argc, char **argv)
     return info ();
   if (argc == 4 && strcmp (argv[1], "child") == 0)
     return child (atoi (argv[2]), strcmp (argv[3], "write") == 0);
+  if (argc == 3 && strcmp (argv[1], "vfork-child") == 0)
+    return vfork_child (strcmp (argv[2], "write") == 0);
+  if (argc == 2 && (strcmp (argv[1], "old-mark") == 0
+		    || strcmp (argv[1], "vfork") == 0))
+    return check_vfork_mark (argv[0], strcmp (argv[1], "old-mark") == 0);
   if (argc != 3 || (strcmp (argv[2], "32") != 0 && strcmp (argv[2], "64") != 0)
       || (strcmp (argv[1], "enforce") != 0 && strcmp (argv[1], "control") != 0))
     {
-      fprintf (stderr, "usage: %s info | enforce 32|64 | control 32|64\n", argv[0]);
+      fprintf (stderr, "usage: %s info | enforce 32|64 | control 32|64 | old-mark | vfork\n",
+	       argv[0]);
       return 2;
     }
 
