@@ -804,3 +804,33 @@ def test_real_tracefs():
     assert all(a.ts <= b.ts for a, b in zip(events_seen, events_seen[1:]))
     result = trace.attribute(events_seen, {tid})
     assert all(a.phase == "host" for a in result.aborts)
+
+
+def test_update_first_order_of_linux_6_19(make):
+    # Since the rseq rewrite of Linux 6.19 a return to user space traces
+    # its rseq_update (new IDs) before its rseq_ip_fixup: the causes seen
+    # before that update still explain the abort that follows it.
+    def causes(events):
+        return [a.cause for a in
+                trace.attribute(events, {1}, update_first=True).aborts]
+    assert causes([make.migrate(1), make.switch(1), make.update(1),
+                   make.fixup(1)]) == ["migration"]
+    assert causes([make.switch(1), make.fixup(1)]) == ["preemption"]
+    # An update closes the window: the next event starts a new one.
+    assert causes([make.migrate(1), make.update(1), make.switch(1),
+                   make.fixup(1)]) == ["preemption"]
+    # An abort consumes its window, closed or not.
+    assert causes([make.signal(1), make.update(1), make.fixup(1),
+                   make.fixup(1)]) == ["signal", "other"]
+    # The old order gives the first case no cause.
+    assert [a.cause for a in trace.attribute(
+        [make.migrate(1), make.update(1), make.fixup(1)], {1}).aborts] == \
+        ["other"]
+
+
+def test_update_first_from_release():
+    assert trace.kernel_traces_update_first("7.3.4")
+    assert trace.kernel_traces_update_first("6.19.0-rc1")
+    assert not trace.kernel_traces_update_first("6.18.44-fc-v1147")
+    assert not trace.kernel_traces_update_first("6.1.192")
+    assert not trace.kernel_traces_update_first("garbage")

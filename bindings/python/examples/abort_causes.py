@@ -203,7 +203,9 @@ def run(args):
     sections = trace.critical_sections()
     tids = {r["tid"] for r in workload.reports}
     result_events = tracer.events()
-    attribution = trace.attribute(result_events, tids, sections)
+    attribution = trace.attribute(
+        result_events, tids, sections,
+        update_first=trace.kernel_traces_update_first(os.uname().release))
     result = summarize(args, workload, injector, attribution,
                        lost_events(trace, tracer))
     result["markdown"] = trace.markdown_table(attribution)

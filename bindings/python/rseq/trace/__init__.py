@@ -25,7 +25,8 @@ importable from rseq.trace itself, as before the split.  Its modules
 import nothing outside this package, so it can also be loaded on its
 own (tests/python/test_trace.py does)."""
 
-from ._attribution import CAUSES, Abort, Attribution, Vector, attribute
+from ._attribution import (CAUSES, Abort, Attribution, Vector, attribute,
+                           kernel_traces_update_first)
 from ._elf import ElfObject, read_elf
 from ._parse import DEFAULT_EVENTS, Event, lost_in_text, parse_line, \
     parse_trace
@@ -41,5 +42,5 @@ __all__ = [
     "parse_line", "lost_in_text",
     "Section", "SectionMap", "critical_sections", "operation_name",
     "read_elf", "ElfObject", "CAUSES", "Abort", "Vector", "Attribution",
-    "attribute", "markdown_table",
+    "attribute", "kernel_traces_update_first", "markdown_table",
 ]

@@ -95,15 +95,31 @@ class Attribution:
         return stats
 
 
+def kernel_traces_update_first(release):
+    """Whether a kernel of RELEASE ("7.3.4") traces a return to user
+    space's rseq_update before its rseq_ip_fixup: Linux 6.19 and later
+    (the rseq rewrite writes the IDs, then handles the critical
+    section); earlier kernels do the reverse.  False if RELEASE does not
+    parse."""
+    match = re.match(r"(\d+)\.(\d+)", release)
+    return bool(match) and (int(match[1]), int(match[2])) >= (6, 19)
+
+
 class _Walk:
     """The state of attribute's walk: per thread, the causes seen since
-    its last rseq_update (the kernel traces a return to user space's
-    rseq_ip_fixup before its rseq_update, so only events after the
-    previous rseq_update can explain an abort) and its phase."""
+    its last return to user space (marked by rseq_update) and its phase.
 
-    def __init__(self, tids, sections):
+    Before Linux 6.19 a return traces its rseq_ip_fixup before its
+    rseq_update, so an update ends the window at once.  From 6.19 on
+    (UPDATE_FIRST) the update comes first: it only closes the window,
+    which the fixup of the same return still reads and the thread's next
+    event replaces."""
+
+    def __init__(self, tids, sections, update_first):
         self.sections = sections
+        self.update_first = update_first
         self.windows = {tid: set() for tid in tids}
+        self.closed = set()
         self.phases = {}
         self.aborts = []
         self.vectors = []
@@ -115,6 +131,9 @@ class _Walk:
 
     def _saw(self, tid, cause):
         if tid in self.windows:
+            if tid in self.closed:
+                self.closed.discard(tid)
+                self.windows[tid].clear()
             self.windows[tid].add(cause)
 
     def _switch(self, event):
@@ -127,7 +146,11 @@ class _Walk:
         self._saw(event.pid, "signal")
 
     def _update(self, event):
-        if event.pid in self.windows:
+        if event.pid not in self.windows:
+            return
+        if self.update_first:
+            self.closed.add(event.pid)
+        else:
             self.windows[event.pid].clear()
 
     def _fixup(self, event):
@@ -136,6 +159,7 @@ class _Walk:
             return
         cause = next((c for c in CAUSES if c in window), "other")
         window.clear()
+        self.closed.discard(event.pid)
         start = event.fields.get("start_ip", 0)
         section = self.sections.find(start)
         name = section.name if section else f"unknown {start:#x}"
@@ -162,16 +186,17 @@ class _Walk:
                  "marker": _marker}
 
 
-def attribute(events, tids, sections=None):
+def attribute(events, tids, sections=None, update_first=False):
     """Give each abort of the threads TIDS in EVENTS (time-ordered) a
     cause (CAUSES, else "other": e.g. a resume for another reason with a
     stale event bit), a critical section (from SECTIONS, a SectionMap
     or a list of Section) and the thread's phase; collect their cpu_opv
-    calls."""
+    calls.  UPDATE_FIRST: the trace comes from a kernel that traces
+    rseq_update before rseq_ip_fixup (kernel_traces_update_first)."""
     tids = frozenset(tids)
     if not isinstance(sections, SectionMap):
         sections = SectionMap(sections or ())
-    walk = _Walk(tids, sections)
+    walk = _Walk(tids, sections, update_first)
     for event in events:
         walk.feed(event)
     return Attribution(walk.aborts, walk.vectors, tids)
