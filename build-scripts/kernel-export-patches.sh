@@ -8,7 +8,9 @@ edit=${1:-$OUT/linux-edit}
 [ -d "$edit/.git" ] || die "$edit is not an edit tree (run kernel-edit-tree.sh)"
 cd "$edit"
 [ -z "$(git status --porcelain --untracked-files=no)" ] || die "$edit has uncommitted changes"
-git log --format=%B pristine..HEAD | grep -q . || die "no commits after pristine"
+# Counted, not piped into grep -q: grep leaving early can kill git log
+# with SIGPIPE, which pipefail turns into a false "no commits".
+[ "$(git rev-list --count pristine..HEAD)" -gt 0 ] || die "no commits after pristine"
 missing=$(git log --format='@@BEGIN %h %s%n%b%n@@END' pristine..HEAD |
   awk '/^@@BEGIN /{c=substr($0, 9); ok=0} /^Upstream-Status:/{ok=1} /^@@END$/{if(!ok) print c}')
 [ -z "$missing" ] || die "commits without an Upstream-Status: trailer: $missing"
