@@ -2,7 +2,7 @@
 # Debian packages fetched with apt's own client and a private
 # configuration: sourced by build-scripts/fetch-busybox.sh (busybox-static
 # of the cross VMs' architectures) and build-scripts/fetch-linux-source.sh
-# (the stock Linux source of build-scripts/vms).  Not executed.
+# (the pinned Linux sources of build-scripts/vms).  Not executed.
 #
 # The private configuration lives in a directory of its own under out/
 # (apt.conf, etc/, state/, cache/): Debian entries derived from the

@@ -1,10 +1,13 @@
 #!/bin/bash
 # Build the test kernel of one test VM (build-scripts/vms).  Column
 # "kernel" says which:
-#   cpu_opv               linux-source-6.1 + kernel-patches/series
+#   cpu_opv               Debian's source package pinned in
+#                         kernel-patches/$CPU_OPV_SOURCE.pin (common.sh;
+#                         linux-source-6.12) + kernel-patches/series
 #   stock:NAME            Debian's unpatched source package pinned in
-#                         kernel-patches/NAME.pin, fetched by
-#                         build-scripts/fetch-linux-source.sh
+#                         kernel-patches/NAME.pin
+# Both sources come from build-scripts/fetch-linux-source.sh (a kept
+# .deb, the artifact cache or the Debian mirror);
 # configured as tinyconfig + the fragments of vm_fragments (common.sh):
 # kernel-patches/vm.config, vm-cpu-opv.config (cpu_opv kernels only) and
 # vm-<vm>.config.
@@ -16,7 +19,7 @@
 # "release" (the kernel release and the source it came from) next to it;
 # build tree out/linux-build (x86_64) or out/linux-build-<vm>.  The
 # patched source tree out/linux-src is shared by every cpu_opv VM and only
-# re-extracted when the series changes; a stock source goes to
+# re-extracted when the series or the .deb changes; a stock source goes to
 # out/linux-src-<NAME without linux-source->, re-extracted when the .deb
 # changes.  Skipped when nothing that defines the VM's kernel changed;
 # taken from the artifact cache (common.sh) when it was built before.
@@ -29,17 +32,23 @@ cross=$(vm_field "$vm" cross)
 image=$(vm_field "$vm" image)
 kernel=$(vm_field "$vm" kernel)
 dest=$(vm_dir "$vm")
+# source: the pinned package (kernel-patches/$source.pin); stock: set for
+# a stock kernel (no series).
 stock=
 case $kernel in
-  cpu_opv) src=$OUT/linux-src ;;
+  cpu_opv)
+    source=$CPU_OPV_SOURCE
+    src=$OUT/linux-src
+    ;;
   stock:?*)
-    stock=${kernel#stock:}
-    pin=kernel-patches/$stock.pin
-    [ -f "$TOP/$pin" ] || die "no pin file $pin (VM $vm, kernel $kernel)"
+    source=${kernel#stock:}
+    stock=$source
     src=$OUT/linux-src-${stock#linux-source-}
     ;;
   *) die "VM $vm: unknown kernel '$kernel' in build-scripts/vms (cpu_opv or stock:NAME)" ;;
 esac
+pin=kernel-patches/$source.pin
+[ -f "$TOP/$pin" ] || die "no pin file $pin (VM $vm, kernel $kernel)"
 if [ "$vm" = x86_64 ]; then build=$OUT/linux-build; else build=$OUT/linux-build-$vm; fi
 fragment=kernel-patches/vm-$vm.config
 mapfile -t fragments < <(vm_fragments "$vm")
@@ -58,64 +67,42 @@ source_inputs() {
 }
 
 # The files that define this VM's kernel, plus the table columns the
-# build uses.  A stock kernel's source is its pin here; the .deb
-# actually used (the pinned one, or a newer one when the mirror dropped
-# it) goes into the cache key.
+# build uses.  The source is its pin here; the .deb actually used (the
+# pinned one, or a newer one when the mirror dropped it) goes into the
+# cache key.
 build_stamp() {
   if [ -n "$stock" ]; then
     { stock_kernel_inputs "$pin"; printf '%s\n' "${fragments[@]}"; } | hash_inputs
-    echo "$kernel $arch $cross $image"
   else
     { kernel_inputs; echo "$fragment"; } | hash_inputs
-    echo "$LINUX_VERSION $arch $cross $image"
   fi
+  echo "$kernel $arch $cross $image"
 }
 
-# Extract and patch out/linux-src unless it already holds this series.
-# Locked, so that two VMs built at once do not extract it twice.
+# Extract the source of the .deb DEB (sha256 SHA, package PACKAGE:
+# usr/src/PACKAGE.tar.xz) into $src and, for the cpu_opv kernels, apply
+# kernel-patches/series, unless it already holds that.  Locked, so that
+# two VMs built at once do not extract it twice.
 prepare_source() {
-  local want stamp=$src/.rseq-source-stamp
-  want=$(source_inputs | hash_inputs)
+  local deb=$1 sha=$2 package=$3 want stamp=$src/.rseq-source-stamp p
+  want=$sha
+  [ -n "$stock" ] || want="$sha $(source_inputs | hash_inputs)"
   mkdir -p "$OUT"
-  exec 9>"$OUT/linux-src.lock"
+  exec 9>"$src.lock"
   flock 9
   if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     exec 9>&-
     return
   fi
-  [ -r "$LINUX_TARBALL" ] || die "kernel tarball not found: $LINUX_TARBALL (install linux-source-$LINUX_VERSION or set LINUX_TARBALL)"
-  log "unpacking $(basename "$LINUX_TARBALL")"
-  rm -rf "$src"
-  mkdir -p "$src"
-  tar -xf "$LINUX_TARBALL" -C "$src" --strip-components=1
-  series_patches "$TOP/kernel-patches/series" | while read -r p; do
-    patch -d "$src" -p1 --batch --forward --quiet < "$TOP/kernel-patches/$p" >"$OUT/patch.log" 2>&1 ||
-      { cat "$OUT/patch.log" >&2; die "kernel-patches/$p does not apply"; }
-  done
-  echo "$want" > "$stamp"
-  exec 9>&-
-}
-
-# Extract the stock source of the .deb DEB (sha256 SHA, package PACKAGE:
-# usr/src/PACKAGE.tar.xz) into $src unless it already holds it.  Locked
-# like prepare_source.
-prepare_stock_source() {
-  local deb=$1 sha=$2 package=$3 stamp=$src/.rseq-source-stamp
-  mkdir -p "$OUT"
-  exec 9>"$src.lock"
-  flock 9
-  if [ "$(cat "$stamp" 2>/dev/null)" = "$sha" ]; then
-    exec 9>&-
-    return
-  fi
   log "unpacking $package.tar.xz of ${deb##*/}"
-  rm -rf "$src"
-  mkdir -p "$src"
-  dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/src/$package.tar.xz" |
-    tar -xJf - -C "$src" --strip-components=1 ||
-    die "${deb##*/} does not hold usr/src/$package.tar.xz"
-  [ -f "$src/Makefile" ] || die "no kernel tree in usr/src/$package.tar.xz of ${deb##*/}"
-  echo "$sha" > "$stamp"
+  unpack_linux_deb "$deb" "$package" "$src"
+  if [ -z "$stock" ]; then
+    while read -r p; do
+      patch -d "$src" -p1 --batch --forward --quiet < "$TOP/kernel-patches/$p" >"$OUT/patch.log" 2>&1 ||
+        { cat "$OUT/patch.log" >&2; die "kernel-patches/$p does not apply to $package"; }
+    done < <(series_patches "$TOP/kernel-patches/series")
+  fi
+  echo "$want" > "$stamp"
   exec 9>&-
 }
 
@@ -159,16 +146,14 @@ compile() {
   log "built in $((SECONDS - start)) s"
 }
 
-# The release file: what runs in the VM ("7.3.4" and, for a stock
-# kernel, the Debian package it came from); tests name it in their
-# results.
+# The release file: what runs in the VM ("6.12.117" or "7.3.4") and the
+# Debian package it came from; tests name the first in their results.
 write_release() {
-  { "${mk[@]}" kernelrelease; [ -z "$stock" ] || echo "$1"; } > "$dest/release"
+  { "${mk[@]}" kernelrelease; echo "$1"; } > "$dest/release"
 }
 
-# The key of the artifact cache entry: the build stamp, the source
-# (tarball size and time for the cpu_opv kernel, the .deb's sha256 for a
-# stock one) and the compiler.
+# The key of the artifact cache entry: the build stamp, the source (the
+# .deb's sha256) and the compiler.
 cache_key() {
   { echo "$want"; echo "$1"; toolchain_id "${cross}gcc"; } | sha256sum | cut -c1-16
 }
@@ -177,7 +162,7 @@ cache_key() {
 restored() {
   cache_restore "kernel-$vm" "$1" "$dest" && [ -f "$dest/$(basename "$image")" ] || return 1
   echo "$want" > "$stamp"
-  log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image")${stock:+ ($(tail -n 1 "$dest/release" 2>/dev/null))}"
+  log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image") ($(tail -n 1 "$dest/release" 2>/dev/null))"
 }
 
 want=$(build_stamp)
@@ -188,26 +173,24 @@ if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -f "$dest/$(basename "$image
 fi
 
 command -v "${cross}gcc" >/dev/null || die "${cross}gcc not installed (run build-scripts/deps.sh cross)"
+# A stock kernel built before from the pinned source: no download, no
+# source tree (the tests need none).  The cpu_opv kernels always prepare
+# out/linux-src: the tests build the selftests from it.
 if [ -n "$stock" ]; then
-  # The pinned source built before: no download, no source tree (the
-  # tests need none).  Else fetch it (or a newer one, fetch-linux-source.sh).
   restored "$(cache_key "$(pin_field "$TOP/$pin" SHA256)")" && exit 0
-  read -r deb sha package version < <("$TOP/build-scripts/fetch-linux-source.sh" "$stock" || echo "- - - -") || true
-  [ -n "${deb:-}" ] && [ "$deb" != - ] || die "no $stock source for the $vm test kernel (see above)"
-  cache_key=$(cache_key "$sha")
-  restored "$cache_key" && exit 0
-  prepare_stock_source "$deb" "$sha" "$package"
-  source_id="$package $version (sha256 $sha)"
-else
-  prepare_source
-  # The outputs come from the artifact cache when this VM's kernel was
-  # built before from the same inputs, source tarball and compiler;
-  # out/linux-src is prepared all the same (the tests build the
-  # selftests from it).
-  cache_key=$(cache_key "$(stat -c '%s %Y' "$LINUX_TARBALL")")
-  restored "$cache_key" && exit 0
-  source_id=
 fi
+# The pinned source (or a newer one, fetch-linux-source.sh).
+read -r deb sha package version < <("$TOP/build-scripts/fetch-linux-source.sh" "$source" || echo "- - - -") || true
+[ -n "${deb:-}" ] && [ "$deb" != - ] || die "no $source source for the $vm test kernel (see above)"
+cache_key=$(cache_key "$sha")
+if [ -n "$stock" ]; then
+  restored "$cache_key" && exit 0
+  prepare_source "$deb" "$sha" "$package"
+else
+  prepare_source "$deb" "$sha" "$package"
+  restored "$cache_key" && exit 0
+fi
+source_id="$package $version (sha256 $sha)"
 use_ccache
 mkdir -p "$build" "$dest"
 rm -f "$stamp"
@@ -220,4 +203,4 @@ cp "$build/usr/gen_init_cpio" "$dest/gen_init_cpio"
 write_release "$source_id"
 echo "$want" > "$stamp"
 cache_store "kernel-$vm" "$cache_key" "$dest" "$(basename "$image")" gen_init_cpio usr release
-log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image") (Linux $(head -n 1 "$dest/release")${stock:+, $source_id})"
+log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image") (Linux $(head -n 1 "$dest/release"), $source_id)"

@@ -86,8 +86,12 @@ glibc_inputs() {
   })
 }
 
-LINUX_VERSION=6.1
-LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-$LINUX_VERSION.tar.xz}
+# The cpu_opv kernels (build-scripts/vms, kernel "cpu_opv"): Debian's
+# source package pinned in kernel-patches/$CPU_OPV_SOURCE.pin (fetched
+# like a stock kernel's, build-scripts/fetch-linux-source.sh), plus
+# kernel-patches/series.  LINUX_VERSION names the base in messages.
+CPU_OPV_SOURCE=linux-source-6.12
+LINUX_VERSION=6.12
 
 # Patches listed in a series file (comments and blank lines skipped).
 series_patches() {
@@ -97,6 +101,7 @@ series_patches() {
 # The files that define the patched, configured test kernel.
 kernel_inputs() {
   (cd "$TOP" && {
+    echo "kernel-patches/$CPU_OPV_SOURCE.pin"
     echo kernel-patches/series
     series_patches kernel-patches/series | sed 's,^,kernel-patches/,'
     echo kernel-patches/vm.config
@@ -120,6 +125,18 @@ pin_field() {
 stock_kernel_inputs() {
   echo "$1"
   echo build-scripts/build-kernel.sh
+}
+
+# unpack_linux_deb DEB PACKAGE DIR: the kernel tree of a Debian
+# linux-source .deb (usr/src/PACKAGE.tar.xz) into DIR, emptied first.
+unpack_linux_deb() {
+  local deb=$1 package=$2 dir=$3
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/src/$package.tar.xz" |
+    tar -xJf - -C "$dir" --strip-components=1 ||
+    die "${deb##*/} does not hold usr/src/$package.tar.xz"
+  [ -f "$dir/Makefile" ] || die "no kernel tree in usr/src/$package.tar.xz of ${deb##*/}"
 }
 
 # The ABI table (build-scripts/abis).  abi_names [SET] lists the ABIs,

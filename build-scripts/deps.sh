@@ -35,8 +35,8 @@ HOST=(
   "python3-dev:/usr/include/python3.11/Python.h"
   "python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
   "linux-libc-dev:/usr/include/linux/rseq.h"
-  # The cpu_opv test kernel (kernel-patches/) and its VM.
-  "linux-source-6.1:/usr/src/linux-source-6.1.tar.xz"
+  # The cpu_opv test kernel (kernel-patches/) and its VM; its source,
+  # Debian 13's linux-source-6.12, comes through fetch-linux-source.sh.
   "bc:/usr/bin/bc"
   "flex:/usr/bin/flex"
   "libelf-dev:/usr/include/libelf.h"
@@ -65,8 +65,8 @@ CROSS=(
   "libc6-dev-arm64-cross:/usr/aarch64-linux-gnu/lib/libc.a"
   "libc6-dev-armhf-cross:/usr/arm-linux-gnueabihf/lib/libc.a"
   "libc6-dev-ppc64el-cross:/usr/powerpc64le-linux-gnu/lib/libc.a"
-  # The test kernels need these from the host set too.
-  "linux-source-6.1:/usr/src/linux-source-6.1.tar.xz"
+  # The test kernels need these from the host set too (their source
+  # comes through fetch-linux-source.sh).
   "bc:/usr/bin/bc"
   "flex:/usr/bin/flex"
   "bison:/usr/bin/bison"

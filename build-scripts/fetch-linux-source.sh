@@ -1,10 +1,12 @@
 #!/bin/bash
-# Fetch the Debian source package of a stock test kernel (build-scripts/vms,
-# kernel "stock:NAME") as pinned in kernel-patches/NAME.pin, into
-# out/NAME/, and print one line "DEB SHA256 PACKAGE VERSION" (DEB: the
-# .deb's path).  build-kernel.sh calls it; the messages go to stderr.
+# Fetch the Debian source package of a test kernel (build-scripts/vms:
+# kernel "stock:NAME", or "cpu_opv", whose NAME is CPU_OPV_SOURCE in
+# common.sh) as pinned in kernel-patches/NAME.pin, into out/NAME/, and
+# print one line "DEB SHA256 PACKAGE VERSION" (DEB: the .deb's path).
+# build-kernel.sh and kernel-edit-tree.sh call it; the messages go to
+# stderr.
 #
-#   fetch-linux-source.sh NAME        (e.g. linux-source-7)
+#   fetch-linux-source.sh NAME        (e.g. linux-source-7, linux-source-6.12)
 #
 # Which package, in order:
 #   1. the pinned .deb already in out/NAME/ or in the artifact cache

@@ -129,7 +129,7 @@ def _abort_causes_result(**changes):
     result = {
         "parameters": {"threads": 2, "seconds": 1.0, "batch": 10, "nodes": 8,
                        "forced": 0.5, "period": 0.01},
-        "kernel": "6.1.0-test",
+        "kernel": "6.12.0-test",
         "injected": {"signals": 3, "migrations": 2},
         "lost_events": 0,
         "threads": [

@@ -79,7 +79,7 @@ def _missing_kernel_cpu_opv(facts):
     kernel = facts.get("kernel", os.uname().release)
     return f"kernel {kernel} has no cpu_opv system call (no " \
            f"/proc/sys/kernel/cpu_opv_syscall): only the project's " \
-           f"patched Linux 6.1 has it; run this in the test VM " \
+           f"patched Linux 6.12 has it; run this in the test VM " \
            f"({_TEST_VM})"
 
 
