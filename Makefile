@@ -20,9 +20,11 @@ export OUT
 
 # The cross ABIs and their VMs, from the ABI table.
 # (\043 is "#": make would take it for a comment.)
-abi_column = $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$2 == "cross" { print $$$(1) }' build-scripts/abis | sort -u)
-CROSS_ABIS := $(call abi_column,1)
-CROSS_VMS  := $(call abi_column,9)
+abi_column = $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$2 == "$(2)" { print $$$(1) }' build-scripts/abis | awk '!seen[$$0]++')
+CROSS_ABIS := $(call abi_column,1,cross)
+CROSS_VMS  := $(call abi_column,9,cross)
+# The ABIs the build machine runs itself (x86_64 and i386), in table order.
+HOST_ABIS  := $(call abi_column,1,host)
 # The VMs whose kernels build with the host's compiler (build-scripts/vms,
 # no cross prefix): x86_64 (cpu_opv) and x86_64-linux7 (stock Linux 7).
 HOST_VMS   := $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$3 == "-" { print $$1 }' build-scripts/vms)
@@ -35,8 +37,7 @@ deps:
 	@build-scripts/deps.sh
 
 glibc: deps
-	@build-scripts/build-glibc.sh x86_64
-	@build-scripts/build-glibc.sh i386
+	@for abi in $(HOST_ABIS); do build-scripts/build-glibc.sh $$abi || exit 1; done
 
 # The test kernels of the host's VMs: the cpu_opv kernel (kernel-patches/)
 # and the stock Linux 7 one (kernel-patches/linux-source-7.pin).

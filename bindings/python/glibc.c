@@ -48,6 +48,13 @@ resolve_libc (void)
   libc.cpu_opv = dlsym (RTLD_DEFAULT, "cpu_opv");
   libc.aborts = dlsym (RTLD_DEFAULT, "rseq_percpu_aborts");
   libc.fallbacks = dlsym (RTLD_DEFAULT, "rseq_percpu_fallbacks");
+  /* An empty vector is EINVAL for a kernel with cpu_opv, ENOSYS for one
+     without.  */
+  int saved = errno;
+  libc.cpu_opv_present = (libc.cpu_opv != NULL
+			  && libc.cpu_opv (NULL, 0, 0, 0) < 0
+			  && errno == EINVAL);
+  errno = saved;
 }
 
 const struct rseqpy_libc *
@@ -133,11 +140,9 @@ rseqpy_cpu_opv (int count, const int32_t *types, const uint32_t *lens,
   return ret;
 }
 
-/* An empty vector is EINVAL for a kernel with cpu_opv, ENOSYS for one
-   without.  */
+/* Probed once, when the module resolves libc (resolve_libc).  */
 int
 rseqpy_cpu_opv_present (void)
 {
-  int (*run) (struct cpu_op *, int, int, int) = rseqpy_libc ()->cpu_opv;
-  return run != NULL && run (NULL, 0, 0, 0) < 0 && errno == EINVAL;
+  return rseqpy_libc ()->cpu_opv_present;
 }

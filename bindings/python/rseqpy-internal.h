@@ -28,6 +28,9 @@ struct rseqpy_libc
   int (*addv_slow) (int, intptr_t *, intptr_t, int);
   int (*set_fallback) (int);
   int (*cpu_opv) (struct cpu_op *, int, int, int);
+  /* Whether the kernel runs cpu_opv, probed once: the probe is a real
+     system call, which a trace of the caller's calls would count.  */
+  int cpu_opv_present;
   unsigned long (*aborts) (void);
   unsigned long (*fallbacks) (void);
 };

@@ -12,6 +12,12 @@ AT_RSEQ_FEATURE_SIZE = 27
 AT_RSEQ_ALIGN = 28
 TUNABLE_OFF = "glibc.pthread.rseq=0"
 
+# Resolve the patched glibc's symbols and probe cpu_opv (one system
+# call) now, in the importing thread: done later, the probe would land
+# in whichever thread first runs a structure, among the calls a trace
+# of that thread's fallbacks counts.
+lib.rseqpy_cpu_opv_present()
+
 
 def cpu_opv_available():
     """Whether this process can run cpu_opv vectors."""
