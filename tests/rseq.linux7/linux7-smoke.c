@@ -226,17 +226,20 @@ child (unsigned int len, int write)
   return 0;
 }
 
-/* Start the child with glibc's registration off; return its wait
-   status.  */
+/* Run this program again as SELF MODE ARG1 ARG2 (ARG2 may be NULL)
+   with the environment ENV (NULL: empty) in a process of its own;
+   return its wait status.  */
 static int
-run_child (const char *self, const char *len, const char *what)
+run_self (const char *self, const char *mode, const char *arg1,
+	  const char *arg2, char *env)
 {
   fflush (stdout);
   pid_t pid = fork ();
   if (pid == 0)
     {
-      char *argv[] = { (char *) self, (char *) "child", (char *) len, (char *) what, NULL };
-      char *envp[] = { (char *) "GLIBC_TUNABLES=glibc.pthread.rseq=0", NULL };
+      char *argv[] = { (char *) self, (char *) mode, (char *) arg1,
+		       (char *) arg2, NULL };
+      char *envp[] = { env, NULL };
       execve ("/proc/self/exe", argv, envp);
       execve (self, argv, envp);
       perror ("execve");
@@ -249,6 +252,15 @@ run_child (const char *self, const char *len, const char *what)
       exit (1);
     }
   return status;
+}
+
+/* Start the child with glibc's registration off; return its wait
+   status.  */
+static int
+run_child (const char *self, const char *len, const char *what)
+{
+  return run_self (self, "child", len, what,
+		   (char *) "GLIBC_TUNABLES=glibc.pthread.rseq=0");
 }
 
 /* The process of old-mark and vfork, with glibc's own registration:
@@ -322,24 +334,8 @@ vfork_child (int write)
 static int
 check_vfork_mark (const char *self, int old)
 {
-  fflush (stdout);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      char *argv[] = { (char *) self, (char *) "vfork-child",
-		       (char *) (old ? "write" : "nowrite"), NULL };
-      char *envp[] = { NULL };
-      execve ("/proc/self/exe", argv, envp);
-      execve (self, argv, envp);
-      perror ("execve");
-      _exit (126);
-    }
-  int status;
-  if (pid < 0 || waitpid (pid, &status, 0) != pid)
-    {
-      perror ("fork/waitpid");
-      return 1;
-    }
+  int status = run_self (self, "vfork-child", old ? "write" : "nowrite",
+			 NULL, NULL);
   if (WIFEXITED (status) && WEXITSTATUS (status) == 77)
     return 77;
   int killed = WIFSIGNALED (status) && WTERMSIG (status) == SIGSEGV;
