@@ -9,6 +9,9 @@
 #                         ends with
 #                         "N passed, N failed, N skipped"
 #   make bench            run the benchmarks
+#   make series           write the self-contained glibc series to out/glibc-series
+#   make series-check     apply it to pristine glibc patch by patch, building
+#                         and running check-abi after each (hours; not in make check)
 #   make install PREFIX=DIR
 #
 # Build outputs go under out/.
@@ -29,7 +32,7 @@ HOST_ABIS  := $(call abi_column,1,host)
 # no cross prefix): x86_64 (cpu_opv) and x86_64-linux7 (stock Linux 7).
 HOST_VMS   := $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$3 == "-" { print $$1 }' build-scripts/vms)
 
-.PHONY: all deps glibc kernel toolchain demo cross check bench install clean
+.PHONY: all deps glibc kernel toolchain demo cross check bench series series-check install clean
 
 all: demo kernel
 
@@ -66,6 +69,13 @@ check: toolchain kernel
 
 bench: toolchain kernel
 	@bench/run.sh
+
+series:
+	@build-scripts/glibc-series.sh
+
+series-check: deps
+	@build-scripts/prepare-glibc.sh
+	@build-scripts/glibc-series-check.sh
 
 install: toolchain
 	@build-scripts/install.sh "$(PREFIX)"

@@ -80,7 +80,7 @@ cache_store() {
 glibc_inputs() {
   (cd "$TOP" && {
     echo glibc-patches/series
-    grep -v '^[[:space:]]*\(#\|$\)' glibc-patches/series | sed 's,^,glibc-patches/,'
+    series_patches glibc-patches/series | sed 's,^,glibc-patches/,'
     find sysdeps -type f
     echo build-scripts/prepare-glibc.sh
   })
@@ -95,7 +95,13 @@ LINUX_VERSION=6.12
 
 # Patches listed in a series file (comments and blank lines skipped).
 series_patches() {
-  grep -v '^[[:space:]]*\(#\|$\)' "$1" | while read -r p _; do echo "$p"; done
+  grep -v '^\([[:space:]]\|#\|$\)' "$1" | while read -r p _; do echo "$p"; done
+}
+
+# The new files a patch of a glibc series carries whole, from sysdeps/:
+# the indented lines that follow it.   series_new_files SERIES PATCH
+series_new_files() {
+  awk -v p="$2" '/^#/ { next } /^[^ \t]/ { on = ($1 == p); next } on && NF { print $1 }' "$1"
 }
 
 # The files that define the patched, configured test kernel.

@@ -1,29 +1,16 @@
 #!/bin/bash
 # Create an editable, git-tracked glibc tree in out/glibc-edit (or $1):
-#   commit "pristine"   glibc 2.36 from the tarball       (tag: pristine)
-#   commit "overlay"    + the files of sysdeps/            (tag: rseq-base)
-#   one commit per patch of glibc-patches/series          (git am)
-# Edit, commit (one logical change per commit), then run
-# build-scripts/glibc-export-patches.sh to regenerate glibc-patches/ and sysdeps/.
+# pristine glibc 2.36 (tag "pristine"), then one commit per patch of
+# glibc-patches/series, each with the new files it carries from sysdeps/
+# (the tree glibc-series.sh cuts the self-contained series from).
+# Edit, commit: one logical change per commit, and a change to a file
+# that a commit adds goes into that commit (git commit --fixup, then
+# git rebase -i --autosquash pristine).  Then run
+# build-scripts/glibc-export-patches.sh to regenerate glibc-patches/ and
+# sysdeps/.
 . "$(dirname "$0")/common.sh"
 
 edit=${1:-$OUT/glibc-edit}
 [ -e "$edit" ] && die "$edit exists; remove it first"
-
-[ -r "$GLIBC_TARBALL" ] || die "glibc tarball not found: $GLIBC_TARBALL"
-mkdir -p "$edit"
-tar -xf "$GLIBC_TARBALL" -C "$edit" --strip-components=1
-cd "$edit"
-git init -q
-git config core.abbrev 8
-git add -A -f
-git commit -q -m "glibc $GLIBC_VERSION (pristine)"
-git tag pristine
-cp -r "$TOP/sysdeps/." sysdeps/
-git add -A -f
-git commit -q --allow-empty -m "rseq toolchain: new files from sysdeps/"
-git tag rseq-base
-grep -v '^[[:space:]]*\(#\|$\)' "$TOP/glibc-patches/series" | while read -r p _; do
-  git am -q --keep-cr "$TOP/glibc-patches/$p" || die "git am failed on $p"
-done
+"$TOP/build-scripts/glibc-series.sh" --tree "$edit"
 log "editable tree ready: $edit"

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Produce the patched glibc source tree in out/glibc-src:
 #   pristine tarball (sha256-checked) + sysdeps/ overlay + glibc-patches/series.
+# The same tree as the self-contained series of glibc-series.sh, which
+# tests/rseq.glibc checks.
 #
 # The tree is assembled in a staging directory and synchronised into
 # out/glibc-src by content, so files that did not change keep their
@@ -36,7 +38,9 @@ rm -f "$stage/.sha256"
 done
 cp -r "$TOP/sysdeps/." "$stage/sysdeps/"
 
-grep -v '^[[:space:]]*\(#\|$\)' "$TOP/glibc-patches/series" | while read -r p _; do
+series_patches "$TOP/glibc-patches/series" | while read -r p; do
+  # A patch that only adds new files has no diff here.
+  grep -q '^diff --git ' "$TOP/glibc-patches/$p" || continue
   if ! patch -d "$stage" -p1 --batch --forward --quiet < "$TOP/glibc-patches/$p" >"$OUT/patch.log" 2>&1; then
     cat "$OUT/patch.log" >&2
     die "glibc-patches/$p does not apply"

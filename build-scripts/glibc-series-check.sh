@@ -1,0 +1,98 @@
+#!/bin/bash
+# Apply the self-contained glibc series (glibc-series.sh) to pristine
+# glibc 2.36 with `git am`, one patch at a time, and check each step.
+#
+#   glibc-series-check.sh --static   after each patch: every Linux port's
+#       libc.abilist lists exactly the RSEQ_1.0 symbols of Versions, and
+#       the patch has an Upstream-Status trailer; at the end the tree is
+#       the one prepare-glibc.sh assembles (out/glibc-src).  Seconds.
+#   glibc-series-check.sh [--from N]   also build glibc for the build
+#       machine's ABI after each patch (from patch N on) and run
+#       check-abi: hours (make series-check, not part of make check).
+#
+# Work trees: out/glibc-series-check (source) and out/glibc-series-check-build.
+. "$(dirname "$0")/common.sh"
+
+mode=build from=1
+case ${1:-} in
+  --static) mode=static ;;
+  --from) from=${2:?}; ;;
+  "") ;;
+  *) die "usage: glibc-series-check.sh [--static | --from N]" ;;
+esac
+
+series=$OUT/glibc-series-check.patches
+src=$OUT/glibc-series-check
+build=$OUT/glibc-series-check-build
+"$TOP/build-scripts/glibc-series.sh" "$series" >/dev/null
+
+rm -rf "$src"
+mkdir -p "$src"
+tar -xf "$GLIBC_TARBALL" -C "$src" --strip-components=1
+cd "$src"
+git init -q
+git config user.name rseq-toolchain
+git config user.email rseq-toolchain@invalid
+git add -A -f
+git commit -q -m pristine
+
+# The RSEQ_1.0 symbols of the Versions file, sorted.
+versions_symbols() {
+  sed -n '/^  RSEQ_1\.0 {/,/^  }/p' sysdeps/unix/sysv/linux/Versions |
+    sed -n 's/^ *\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' | sort
+}
+
+# Every port's libc.abilist lists exactly those symbols.
+check_abilists() {
+  local want list bad=0
+  want=$(versions_symbols)
+  while read -r list; do
+    if [ "$(sed -n 's/^RSEQ_1\.0 \([A-Za-z0-9_]*\) .*/\1/p' "$list" | sort)" != "$want" ]; then
+      echo "FAIL: $1: $list does not list the RSEQ_1.0 symbols of Versions"
+      bad=1
+    fi
+  done < <(find sysdeps/unix/sysv/linux -name libc.abilist)
+  return $bad
+}
+
+build_step() {
+  local p=$1
+  if [ ! -f "$build/config.status" ]; then
+    rm -rf "$build"
+    mkdir -p "$build"
+    (cd "$build" && "$src/configure" CC="$(command -v ccache >/dev/null && echo 'ccache ')gcc" \
+        --prefix=/usr --enable-kernel=4.18 --disable-werror --disable-profile \
+        --disable-crypt --without-selinux --disable-nscd >configure.log 2>&1) ||
+      { echo "FAIL: $p: configure"; return 1; }
+  fi
+  make -C "$build" -j"$JOBS" >"$build/build-$p.log" 2>&1 ||
+    { echo "FAIL: $p: build (out/${build#$OUT/}/build-$p.log)"; return 1; }
+  make -C "$build" check-abi >"$build/check-abi-$p.log" 2>&1 ||
+    { echo "FAIL: $p: check-abi (out/${build#$OUT/}/check-abi-$p.log)"; return 1; }
+}
+
+failed=0 n=0
+while read -r p; do
+  n=$((n + 1))
+  start=$SECONDS
+  git am -q "$series/$p" || { echo "FAIL: $p: git am"; failed=1; break; }
+  grep -q '^Upstream-Status: ' "$series/$p" || { echo "FAIL: $p: no Upstream-Status trailer"; failed=1; }
+  check_abilists "$p" || failed=1
+  if [ "$mode" = build ] && [ "$n" -ge "$from" ]; then
+    build_step "$p" || { failed=1; break; }
+    echo "PASS: $p: applies, builds and passes check-abi ($((SECONDS - start)) s)"
+  else
+    echo "PASS: $p: applies; abilists match Versions"
+  fi
+done < "$series/series"
+
+if [ "$failed" = 0 ] && [ "$n" = "$(wc -l < "$series/series")" ]; then
+  if diff -r -q --no-dereference -x .git "$src" "$OUT/glibc-src" >/dev/null 2>&1; then
+    echo "PASS: the series' tree is out/glibc-src"
+  else
+    echo "FAIL: the series' tree differs from out/glibc-src:"
+    diff -r -q --no-dereference -x .git "$src" "$OUT/glibc-src" | head -20
+    failed=1
+  fi
+fi
+exit $failed
