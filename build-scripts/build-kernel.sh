@@ -25,7 +25,9 @@
 # out/linux-src-<NAME without linux-source->, re-extracted when the .deb
 # changes.  Skipped when nothing that defines the VM's kernel changed;
 # taken from the artifact cache (common.sh) when it was built before.
-# Uses ccache when it is installed.
+# Uses ccache when it is installed.  A second build of the same VM
+# started meanwhile waits for the first (a lock next to the build tree,
+# out/linux-build*.lock).
 . "$(dirname "$0")/common.sh"
 
 vm=${1:-$(native_vm)}
@@ -166,6 +168,18 @@ restored() {
   echo "$want" > "$stamp"
   log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image") ($(tail -n 1 "$dest/release" 2>/dev/null))"
 }
+
+# One build of this VM's kernel at a time: two at once would configure and
+# compile in the same build tree and write the same outputs.  Held until
+# the script exits (fd 8; prepare_source's lock on the shared source
+# tree, fd 9, is taken after it); a build that waited finds the other's
+# result up to date.
+mkdir -p "$OUT"
+exec 8>"$build.lock"
+if ! flock -n 8; then
+  log "waiting for another build of the $vm test kernel (${build#"$TOP"/}.lock)"
+  flock 8
+fi
 
 want=$(build_stamp)
 stamp=$dest/.stamp
