@@ -2,7 +2,7 @@
 # tests and benchmarks.  See README.md.
 #
 #   make                  install missing packages, build glibc, the toolchain and the
-#                         x86 test kernels (cpu_opv; stock Linux 7), and run the demo
+#                         host's test kernels (x86: cpu_opv; stock Linux 7), and run the demo
 #   make cross            build the cross ABIs of build-scripts/abis (aarch64,
 #                         arm, ppc64le): glibc, TRIPLE-rseq-gcc, test kernels
 #   make check            run every test (host and QEMU VMs, every ABI built);
@@ -26,10 +26,13 @@ export OUT
 abi_column = $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$2 == "$(2)" { print $$$(1) }' build-scripts/abis | awk '!seen[$$0]++')
 CROSS_ABIS := $(call abi_column,1,cross)
 CROSS_VMS  := $(call abi_column,9,cross)
-# The ABIs the build machine runs itself (x86_64 and i386), in table order.
+# The ABIs the build machine runs itself, in table order: its own (the
+# native ABI, native_abi in build-scripts/common.sh) and its multilib
+# flavours (here x86_64 and i386).
 HOST_ABIS  := $(call abi_column,1,host)
 # The VMs whose kernels build with the host's compiler (build-scripts/vms,
-# no cross prefix): x86_64 (cpu_opv) and x86_64-linux7 (stock Linux 7).
+# no cross prefix; here x86_64, the native cpu_opv VM, and x86_64-linux7,
+# stock Linux 7).
 HOST_VMS   := $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$3 == "-" { print $$1 }' build-scripts/vms)
 
 .PHONY: all deps glibc kernel toolchain demo cross check bench series series-check install clean

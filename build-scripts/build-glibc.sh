@@ -1,21 +1,22 @@
 #!/bin/bash
 # Configure, build and install the patched glibc for one ABI of the table
 # (build-scripts/abis):
-#   build-glibc.sh [ABI]            (default x86_64)
-# Builds in out/glibc-build-ABI (out/glibc-build for x86_64, its
+#   build-glibc.sh [ABI]            (default: the native ABI, x86_64 here)
+# The native ABI is the build machine's own (native_abi in common.sh).
+# Builds in out/glibc-build-ABI (out/glibc-build for the native ABI, its
 # historical name) and installs into out/<sysroot column>.  Cross ABIs
 # need Debian's gcc-<triple> and linux-libc-dev-<arch>-cross.  The
 # compilers run through ccache when it is installed.
 . "$(dirname "$0")/common.sh"
 
-abi=${1:-x86_64}
+native=$(native_abi)
+abi=${1:-$native}
 abi_names | grep -qxF -- "$abi" ||
   die "unknown ABI '$abi' (known: $(echo $(abi_names)))"
 triple=$(abi_field "$abi" triple)
 set=$(abi_field "$abi" set)
 sysroot=$OUT/$(abi_field "$abi" sysroot)
-build=$OUT/glibc-build-$abi
-[ "$abi" = x86_64 ] && build=$OUT/glibc-build
+build=$(glibc_build_dir "$abi")
 
 # The cc column: the command and its ABI flags, comma-separated.
 cc_words() {
@@ -40,19 +41,23 @@ launcher() {
 }
 
 # Kernel UAPI headers for --with-headers: linux/, asm/ and asm-generic/
-# only.  i386 cannot use /usr/include as is (gcc-multilib's asm/ would
-# conflict with the cross compilers, x86's asm/ serves both ABIs); a
-# cross ABI's /usr/<triple>/include also holds Debian's own glibc
+# only.  The native ABI uses /usr/include as is.  Its multilib flavour
+# (i386) cannot (gcc-multilib's asm/ would conflict with the cross
+# compilers) and takes the native ABI's asm/ from Debian's multiarch
+# directory, named for the native triple (x86's asm/ serves both ABIs);
+# a cross ABI's /usr/<triple>/include also holds Debian's own glibc
 # headers, which must not shadow the patched ones.
 kernel_headers() {
   local dir asm
-  case $abi in
-    x86_64) return 0 ;;
-    i386) dir=$OUT/kernel-headers asm=/usr/include/x86_64-linux-gnu/asm
-          set -- /usr/include/linux /usr/include/asm-generic ;;
-    *) dir=$OUT/kernel-headers-$abi asm=/usr/$triple/include/asm
-       set -- "/usr/$triple/include/linux" "/usr/$triple/include/asm-generic" ;;
-  esac
+  if [ "$abi" = "$native" ]; then
+    return 0
+  elif [ "$set" = host ]; then
+    dir=$OUT/kernel-headers asm=/usr/include/$(abi_field "$native" triple)/asm
+    set -- /usr/include/linux /usr/include/asm-generic
+  else
+    dir=$OUT/kernel-headers-$abi asm=/usr/$triple/include/asm
+    set -- "/usr/$triple/include/linux" "/usr/$triple/include/asm-generic"
+  fi
   [ -d "$asm" ] || die "no kernel headers for $abi in ${asm%/asm} (install linux-libc-dev-<arch>-cross)"
   rm -rf "$dir"
   mkdir -p "$dir"
@@ -65,7 +70,7 @@ configure_args() {
   cc=$(cc_words)
   command -v "${cc%% *}" >/dev/null || die "compiler for $abi not found: $cc (install gcc-$triple)"
   args=(CC="$(launcher)$cc" CXX="$(launcher)$(cxx_words)" --host="$triple")
-  [ "$abi" = x86_64 ] || args+=(--build=x86_64-linux-gnu)
+  [ "$abi" = "$native" ] || args+=(--build="$(abi_field "$native" triple)")
   headers=$(kernel_headers)
   [ -z "$headers" ] || args+=(--with-headers="$headers")
 }

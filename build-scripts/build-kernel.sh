@@ -12,21 +12,25 @@
 # kernel-patches/vm.config, vm-cpu-opv.config (cpu_opv kernels only) and
 # vm-<vm>.config.
 #
-#   build-kernel.sh [VM]        (default x86_64)
+#   build-kernel.sh [VM]        (default: the native VM, x86_64 here)
 #
-# Outputs: the boot image (out/vm/bzImage for x86_64, out/vm-<vm>/<image>
-# for the others), usr/include (uapi headers), gen_init_cpio and
-# "release" (the kernel release and the source it came from) next to it;
-# build tree out/linux-build (x86_64) or out/linux-build-<vm>.  The
+# The native VM is the cpu_opv VM of the build machine's architecture
+# (native_vm in common.sh).  Outputs: the boot image (out/vm/bzImage for
+# the native VM, out/vm-<vm>/<image> for the others), usr/include (uapi
+# headers), gen_init_cpio and "release" (the kernel release and the
+# source it came from) next to it; build tree out/linux-build (native VM)
+# or out/linux-build-<vm> (vm_dir and vm_build_dir in common.sh).  The
 # patched source tree out/linux-src is shared by every cpu_opv VM and only
 # re-extracted when the series or the .deb changes; a stock source goes to
 # out/linux-src-<NAME without linux-source->, re-extracted when the .deb
 # changes.  Skipped when nothing that defines the VM's kernel changed;
 # taken from the artifact cache (common.sh) when it was built before.
-# Uses ccache when it is installed.
+# Uses ccache when it is installed.  A second build of the same VM
+# started meanwhile waits for the first (a lock next to the build tree,
+# out/linux-build*.lock).
 . "$(dirname "$0")/common.sh"
 
-vm=${1:-x86_64}
+vm=${1:-$(native_vm)}
 arch=$(vm_field "$vm" arch)
 cross=$(vm_field "$vm" cross)
 image=$(vm_field "$vm" image)
@@ -49,7 +53,7 @@ case $kernel in
 esac
 pin=kernel-patches/$source.pin
 [ -f "$TOP/$pin" ] || die "no pin file $pin (VM $vm, kernel $kernel)"
-if [ "$vm" = x86_64 ]; then build=$OUT/linux-build; else build=$OUT/linux-build-$vm; fi
+build=$(vm_build_dir "$vm")
 fragment=kernel-patches/vm-$vm.config
 mapfile -t fragments < <(vm_fragments "$vm")
 for f in "${fragments[@]}"; do
@@ -164,6 +168,18 @@ restored() {
   echo "$want" > "$stamp"
   log "test kernel ready: ${dest#"$TOP"/}/$(basename "$image") ($(tail -n 1 "$dest/release" 2>/dev/null))"
 }
+
+# One build of this VM's kernel at a time: two at once would configure and
+# compile in the same build tree and write the same outputs.  Held until
+# the script exits (fd 8; prepare_source's lock on the shared source
+# tree, fd 9, is taken after it); a build that waited finds the other's
+# result up to date.
+mkdir -p "$OUT"
+exec 8>"$build.lock"
+if ! flock -n 8; then
+  log "waiting for another build of the $vm test kernel (${build#"$TOP"/}.lock)"
+  flock 8
+fi
 
 want=$(build_stamp)
 stamp=$dest/.stamp

@@ -14,17 +14,15 @@ mkdir -p "$results"
 abis= builds= cross=
 for abi in $(abi_names host); do
   [ -e "$OUT/$(abi_field "$abi" sysroot)/$(abi_field "$abi" ldso)" ] || continue
-  build=$OUT/glibc-build
-  [ "$abi" = x86_64 ] || build=$OUT/glibc-build-$abi
   abis="$abis $abi"
-  builds="$builds {$abi $build}"
+  builds="$builds {$abi $(glibc_build_dir "$abi")}"
 done
 for abi in $(abi_names cross); do
   vm=$(abi_field "$abi" vm)
   image=$(basename "$(vm_field "$vm" image)")
   if [ -e "$OUT/$(abi_field "$abi" sysroot)/$(abi_field "$abi" ldso)" ] &&
      [ -x "$(abi_driver "$abi")" ] &&
-     [ -e "$OUT/vm-$vm/$image" ]; then
+     [ -e "$(vm_dir "$vm")/$image" ]; then
     cross="$cross $abi"
   fi
 done

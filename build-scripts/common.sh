@@ -177,6 +177,38 @@ abi_field() {
   table_field "$ABI_TABLE" ABI "$1" "$2" "${ABI_COLUMNS[@]}"
 }
 
+# The build machine's own ABI, from the table rather than by name: the
+# one whose triple is what the machine's gcc targets (gcc -dumpmachine),
+# or without gcc (deps.sh before it is installed) the one named like the
+# machine or whose triple starts with its CPU (uname -m).  Its glibc
+# builds without --build, in out/glibc-build (glibc_build_dir); the other
+# host ABIs are its multilib flavours (i386 with gcc -m32 on x86_64).
+native_abi() {
+  local machine cpu abi triple fallback=
+  machine=$(gcc -dumpmachine 2>/dev/null) || machine=
+  cpu=$(uname -m)
+  for abi in $(abi_names); do
+    triple=$(abi_field "$abi" triple)
+    if [ -n "$machine" ] && [ "$triple" = "$machine" ]; then
+      echo "$abi"
+      return
+    fi
+    if [ -z "$fallback" ] && { [ "$abi" = "$cpu" ] || [ "${triple%%-*}" = "$cpu" ]; }; then
+      fallback=$abi
+    fi
+  done
+  [ -n "$fallback" ] ||
+    die "no ABI of build-scripts/abis is this machine's own (gcc -dumpmachine: ${machine:-none}, uname -m: $cpu)"
+  echo "$fallback"
+}
+
+# The build tree of ABI's glibc: out/glibc-build-ABI, out/glibc-build for
+# the native ABI (its historical name, which existing trees and ccache
+# keep).
+glibc_build_dir() {
+  if [ "$1" = "$(native_abi)" ]; then echo "$OUT/glibc-build"; else echo "$OUT/glibc-build-$1"; fi
+}
+
 # The C compiler driver of an ABI: rseq-gcc for the host ABIs (-m32
 # selects i386), TRIPLE-rseq-gcc (make cross) for the others.
 abi_driver() {
@@ -189,7 +221,9 @@ abi_driver() {
 
 # The test VM table (build-scripts/vms).  vm_names lists the VMs;
 # vm_field VM COLUMN prints one column ("-" reads as empty); vm_dir VM
-# is the VM's output directory (out/vm for x86_64, out/vm-<vm> else).
+# is the VM's output directory (out/vm for the native VM, x86_64 here;
+# out/vm-<vm> else) and vm_build_dir VM its kernel's build tree
+# (out/linux-build, out/linux-build-<vm>).
 VM_TABLE=$TOP/build-scripts/vms
 VM_COLUMNS=(vm arch cross image qemu machine cpu console extra debarch kernel runs nodes)
 
@@ -201,9 +235,40 @@ vm_field() {
   table_field "$VM_TABLE" VM "$1" "$2" "${VM_COLUMNS[@]}"
 }
 
+# The build machine's Debian architecture (amd64 where dpkg is missing).
+host_debarch() {
+  dpkg --print-architecture 2>/dev/null || echo amd64
+}
+
+# The build machine's own test VM, from the table rather than by name:
+# the cpu_opv VM of the machine's Debian architecture (column debarch).
+# build-kernel.sh and run-vm take it when no VM is named; its outputs
+# keep their historical names without the VM's (out/vm, out/linux-build).
+native_vm() {
+  local vm debarch
+  debarch=$(host_debarch)
+  for vm in $(vm_names); do
+    if [ "$(vm_field "$vm" debarch)" = "$debarch" ] && [ "$(vm_field "$vm" kernel)" = cpu_opv ]; then
+      echo "$vm"
+      return
+    fi
+  done
+  die "no cpu_opv VM of build-scripts/vms has this machine's Debian architecture ($debarch)"
+}
+
+# Whether VM is the native one (without a native VM, none is).
+is_native_vm() {
+  [ "$1" = "$(native_vm 2>/dev/null)" ]
+}
+
 vm_dir() {
   vm_field "$1" vm >/dev/null
-  if [ "$1" = x86_64 ]; then echo "$OUT/vm"; else echo "$OUT/vm-$1"; fi
+  if is_native_vm "$1"; then echo "$OUT/vm"; else echo "$OUT/vm-$1"; fi
+}
+
+vm_build_dir() {
+  vm_field "$1" vm >/dev/null
+  if is_native_vm "$1"; then echo "$OUT/linux-build"; else echo "$OUT/linux-build-$1"; fi
 }
 
 # The VM whose ABIs (build-scripts/abis, column vm) VM runs: the column
@@ -225,7 +290,7 @@ vm_abis() {
 # Whether VM takes the host's /bin/busybox (its Debian architecture is
 # the host's) rather than one fetch-busybox.sh downloads.
 vm_host_busybox() {
-  [ "$(vm_field "$1" debarch)" = "$(dpkg --print-architecture 2>/dev/null || echo amd64)" ]
+  [ "$(vm_field "$1" debarch)" = "$(host_debarch)" ]
 }
 
 # The config fragments of VM's kernel, in merge order (relative to

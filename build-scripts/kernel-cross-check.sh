@@ -1,26 +1,53 @@
 #!/bin/bash
-# Compile-check the cpu_opv wiring for arm64, arm and powerpc with Debian's
+# Compile-check the cpu_opv wiring of the cross architectures with Debian's
 # cross compilers: configure each (allnoconfig + what cpu_opv needs), then
 # build cpu_opv, the scheduler helper and the architecture's system call
 # tables, and check that the number 500 maps to sys_cpu_opv.
 #   kernel-cross-check.sh [SRC] [ARCH...]     (default: out/linux-src, all)
-# Exits 77 if a cross compiler is missing.
+#   kernel-cross-check.sh --list              the ARCHes checked by default
+# The architectures and their compilers come from the VM table
+# (build-scripts/vms): the kernel ARCH of every cpu_opv VM built with a
+# cross prefix (arm64, arm, powerpc), and that prefix.  Exits 77 if a
+# cross compiler is missing.
 . "$(dirname "$0")/common.sh"
 
+# The cpu_opv VMs whose kernels build with a cross compiler.
+cross_vms() {
+  local vm
+  for vm in $(vm_names); do
+    [ "$(vm_field "$vm" kernel)" = cpu_opv ] && [ -n "$(vm_field "$vm" cross)" ] && echo "$vm"
+  done
+  return 0
+}
+
+# Their kernel ARCHes, each once, in table order.
+default_arches() {
+  local vm
+  for vm in $(cross_vms); do vm_field "$vm" arch; done | awk '!seen[$0]++'
+}
+
+# The CROSS_COMPILE prefix of kernel ARCH $1: its cpu_opv VM's.
+cross_prefix() {
+  local vm
+  for vm in $(cross_vms); do
+    if [ "$(vm_field "$vm" arch)" = "$1" ]; then
+      vm_field "$vm" cross
+      return
+    fi
+  done
+  die "no cpu_opv VM of build-scripts/vms builds kernel ARCH $1 with a cross compiler (known: $(echo $(default_arches)))"
+}
+
+if [ "${1:-}" = --list ]; then
+  default_arches
+  exit 0
+fi
 src=${1:-$OUT/linux-src}
 shift || true
 arches=("$@")
-[ ${#arches[@]} -gt 0 ] || arches=(arm64 arm powerpc)
+[ ${#arches[@]} -gt 0 ] || mapfile -t arches < <(default_arches)
+[ ${#arches[@]} -gt 0 ] || die "no cross architecture in build-scripts/vms"
 [ -f "$src/kernel/cpu_opv.c" ] || die "$src is not a patched kernel tree (run build-kernel.sh)"
-
-cross_prefix() {
-  case "$1" in
-    arm64) echo aarch64-linux-gnu- ;;
-    arm) echo arm-linux-gnueabihf- ;;
-    powerpc) echo powerpc64le-linux-gnu- ;;
-    *) die "no cross compiler known for $1" ;;
-  esac
-}
 
 # Options on top of allnoconfig; every one must survive olddefconfig.
 arch_config() {
@@ -39,6 +66,7 @@ arch_objects() {
     arm64) echo arch/arm64/kernel/sys.o arch/arm64/kernel/sys32.o ;;
     arm) echo arch/arm/kernel/entry-common.o ;;
     powerpc) echo arch/powerpc/kernel/systbl.o ;;
+    *) die "kernel-cross-check.sh: the system call table objects of ARCH $1 are not known (arch_objects)" ;;
   esac
 }
 
@@ -74,6 +102,12 @@ check_arch() {
     { echo "FAIL: $arch: the system call table does not reference sys_cpu_opv"; return 1; }
   echo "PASS: $arch"
 }
+
+# Every ARCH asked for must be known, before anything is built.
+for arch in "${arches[@]}"; do
+  cross_prefix "$arch" >/dev/null
+  arch_objects "$arch" >/dev/null
+done
 
 status=0
 for arch in "${arches[@]}"; do

@@ -2,7 +2,8 @@
 # Make an installed glibc tree usable as a gcc --sysroot:
 #   - add the kernel UAPI headers (linux/, asm/, asm-generic/) glibc does
 #     not install, those of the ABI's architecture;
-#   - give gcc's multilib directory names (lib32 for -m32) to the i386 tree;
+#   - give gcc's multilib directory names (lib32 for -m32) to the tree of
+#     a host ABI built with -m32 (i386);
 #   - give a cross ABI's tree the cross gcc's libgcc_s.so.1.
 #   sysroot-fixup.sh ABI SYSROOT
 . "$(dirname "$0")/common.sh"
@@ -15,11 +16,13 @@ set=$(abi_field "$abi" set)
 libdir=$(abi_field "$abi" libdir)
 
 # Debian installs the build machine's UAPI headers in /usr/include (asm/
-# under the multiarch directory; x86's selects 32- or 64-bit definitions
-# by __i386__, so it serves both host ABIs) and a cross architecture's in
-# /usr/<triple>/include (linux-libc-dev-<arch>-cross).
+# under the multiarch directory, named for the native ABI's triple;
+# x86's selects 32- or 64-bit definitions by __i386__, so it serves both
+# host ABIs) and a cross architecture's in /usr/<triple>/include
+# (linux-libc-dev-<arch>-cross).
 copy_uapi_headers() {
-  local dir=/usr/include asm=/usr/include/x86_64-linux-gnu/asm
+  local dir=/usr/include asm
+  asm=/usr/include/$(abi_field "$(native_abi)" triple)/asm
   if [ "$set" = cross ]; then
     dir=/usr/$triple/include asm=/usr/$triple/include/asm
   fi
@@ -41,7 +44,7 @@ copy_libgcc_s() {
 }
 
 copy_uapi_headers
-if [ "$abi" = i386 ]; then
+if [ "$set" = host ] && [[ ,$(abi_field "$abi" cc), == *,-m32,* ]]; then
   ln -sfn lib "$sysroot/lib32"
   ln -sfn lib "$sysroot/usr/lib32"
 fi

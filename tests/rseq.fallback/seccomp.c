@@ -10,10 +10,20 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#ifdef __x86_64__
+/* The filter denies rseq to this ABI's system calls only (their numbers
+   mean other calls under another AUDIT_ARCH).  */
+#if defined __x86_64__
 # define THIS_AUDIT_ARCH AUDIT_ARCH_X86_64
-#else
+#elif defined __i386__
 # define THIS_AUDIT_ARCH AUDIT_ARCH_I386
+#elif defined __aarch64__ && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+# define THIS_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#elif defined __arm__ && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+# define THIS_AUDIT_ARCH AUDIT_ARCH_ARM
+#elif defined __powerpc64__ && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+# define THIS_AUDIT_ARCH AUDIT_ARCH_PPC64LE
+#else
+# error "seccomp.c: no AUDIT_ARCH for this ABI"
 #endif
 
 static void

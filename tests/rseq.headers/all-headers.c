@@ -1,6 +1,8 @@
 /* Every header of the rseq toolchain, for the strict-mode builds of
    headers.exp (each C standard with -pedantic-errors, at every -O
    level, so that both the inline and the libc versions are seen).  */
+/* rseq-test: host-only: a compile check of headers.exp (each C standard,
+   -pedantic-errors), not run: that it compiles is the test */
 #include <sys/rseq.h>
 #include <sys/rseq-syscall.h>
 #include <sys/rseq-percpu.h>

@@ -1,6 +1,8 @@
 /* librseq's <rseq/rseq.h> and the kernel selftests' rseq.h (Linux 6.3
    and later) define these enumerators; a program may include them
    together with <sys/rseq-percpu.h>.  */
+/* rseq-test: host-only: a compile check of headers.exp, not run: that
+   it compiles is the test */
 enum rseq_percpu_mode
 {
   RSEQ_PERCPU_CPU_ID = 0,

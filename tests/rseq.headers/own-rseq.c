@@ -1,5 +1,7 @@
 /* Written for glibc 2.35/2.36's <sys/rseq.h>, which declared no
    functions: a helper of its own named rseq.  */
+/* rseq-test: host-only: a compile check of headers.exp, not run: that
+   it compiles is the test */
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>

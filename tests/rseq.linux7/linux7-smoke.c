@@ -37,6 +37,8 @@
    change, which a migration guarantees.  Builds with any glibc >= 2.35
    (the host's, static, or rseq-gcc).  Exit 0 pass, 77 unsupported
    (reason on the last line), else fail.  */
+/* rseq-test: host-only: checks Linux 7's rseq ABI in the x86_64-linux7
+   VM (rseq.linux7); the cross VMs run Linux 6.12 */
 
 #define _GNU_SOURCE
 #include <errno.h>

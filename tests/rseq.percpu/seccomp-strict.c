@@ -6,6 +6,8 @@
    fail with ENOSYS.  On a kernel with cpu_opv the fallback is the
    cpu_opv system call itself, which strict mode forbids like any
    other, so the test is unsupported there.  */
+/* rseq-test: host-only: every cross VM's kernel has cpu_opv, where this
+   test is unsupported by design */
 #include "rseq-test.h"
 #include <linux/seccomp.h>
 #include <sys/cpu_opv.h>

@@ -9,6 +9,8 @@
    and once for T32 (target attributes), in one translation unit: the
    arming sequence must be right in both instruction sets even when one
    object mixes them.  */
+/* rseq-test: host-only: not run; sections.exp checks its critical
+   sections for the cross ABIs too */
 
 #include <stdint.h>
 #include <string.h>

@@ -2,6 +2,8 @@
    when statically linked), whether this thread's rseq area is registered
    and __rseq_size.  The toolchain tests match these lines.  Built with
    -DSTOCK_GLIBC against Debian's headers, which lack the accessors.  */
+/* rseq-test: host-only: a probe for toolchain.exp's checks of the host
+   drivers and rseq-run (patched against stock glibc on the host) */
 #define _GNU_SOURCE	/* the rseq_area_* accessors */
 #include <stdio.h>
 #include <string.h>

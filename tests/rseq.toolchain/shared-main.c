@@ -1,4 +1,7 @@
 /* Calls into shared-lib.c, linked as a shared library with rseq-gcc.  */
+/* rseq-test: host-only: half of toolchain.exp's rseq-gcc -shared check
+   (with shared-lib.c); the cross drivers' -shared builds rseq.dlclose's
+   library */
 #include <stdio.h>
 
 extern int toolchain_lib_cpu (void);
