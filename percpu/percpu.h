@@ -31,59 +31,15 @@ extern __thread int percpu_inject_budget[8];
 void percpu_inject_refill (void);
 # define PERCPU_INJECT_SLOT(n) "percpu_inject_loops+4*" #n
 # if defined __x86_64__
-#  define RSEQ_PERCPU_INJECT_ASM(n)					\
-  "movl " PERCPU_INJECT_SLOT (n) "(%%rip), %%r11d\n\t"			\
-  "testl %%r11d, %%r11d\n\t"						\
-  "jz 7f\n"								\
-  "6:\n\t"								\
-  "decl %%r11d\n\t"							\
-  "jnz 6b\n"								\
-  "7:\n\t"
-#  define RSEQ_PERCPU_INJECT_CLOBBER , "r11"
+#  include "inject/x86_64.h"
 # elif defined __i386__
-#  define RSEQ_PERCPU_INJECT_ASM(n)					\
-  "6:\n\t"								\
-  "cmpl $0, %%gs:percpu_inject_budget@ntpoff+4*" #n "\n\t"		\
-  "je 7f\n\t"								\
-  "decl %%gs:percpu_inject_budget@ntpoff+4*" #n "\n\t"		\
-  "jmp 6b\n"								\
-  "7:\n\t"
-#  define RSEQ_PERCPU_INJECT_CLOBBER
+#  include "inject/i386.h"
 # elif defined __aarch64__
-#  define RSEQ_PERCPU_INJECT_ASM(n)					\
-  "adrp x12, " PERCPU_INJECT_SLOT (n) "\n\t"				\
-  "ldr w12, [x12, #:lo12:" PERCPU_INJECT_SLOT (n) "]\n\t"		\
-  "cbz w12, 7f\n"							\
-  "6:\n\t"								\
-  "subs w12, w12, #1\n\t"						\
-  "b.ne 6b\n"								\
-  "7:\n\t"
-#  define RSEQ_PERCPU_INJECT_CLOBBER , "x12"
+#  include "inject/aarch64.h"
 # elif defined __arm__
-#  define RSEQ_PERCPU_INJECT_ASM(n)					\
-  "movw r10, #:lower16:" PERCPU_INJECT_SLOT (n) "\n\t"			\
-  "movt r10, #:upper16:" PERCPU_INJECT_SLOT (n) "\n\t"			\
-  "ldr r10, [r10]\n\t"							\
-  "cmp r10, #0\n\t"							\
-  "beq 7f\n"								\
-  "6:\n\t"								\
-  "subs r10, r10, #1\n\t"						\
-  "bne 6b\n"								\
-  "7:\n\t"
-#  define RSEQ_PERCPU_INJECT_CLOBBER , "r10"
+#  include "inject/arm.h"
 # elif defined __powerpc64__
-/* The TOC pointer r2 is valid: the function reads globals itself.  */
-#  define RSEQ_PERCPU_INJECT_ASM(n)					\
-  "addis %%r20, %%r2, (" PERCPU_INJECT_SLOT (n) ")@toc@ha\n\t"		\
-  "lwz %%r20, (" PERCPU_INJECT_SLOT (n) ")@toc@l(%%r20)\n\t"		\
-  "cmpwi %%cr6, %%r20, 0\n\t"						\
-  "beq %%cr6, 7f\n"							\
-  "6:\n\t"								\
-  "addi %%r20, %%r20, -1\n\t"						\
-  "cmpwi %%cr6, %%r20, 0\n\t"						\
-  "bne %%cr6, 6b\n"							\
-  "7:\n\t"
-#  define RSEQ_PERCPU_INJECT_CLOBBER , "r20", "cr6"
+#  include "inject/powerpc64.h"
 # else
 #  error "PERCPU_INJECT: no delay loop for this architecture"
 # endif
