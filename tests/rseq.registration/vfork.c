@@ -14,7 +14,8 @@
    glibc's own word before the area instead, so the fields must read in
    the child exactly as the pinned parent left them.  Every few rounds
    the child vforks a grandchild first (nested vfork): the child's view
-   must survive its own child.  */
+   must survive its own child.  Last, a process made by clone without
+   CLONE_VM vforks, and must use its own area again afterwards.  */
 #include "rseq-test.h"
 #include <sys/rseq-percpu.h>
 #include <signal.h>
@@ -210,6 +211,28 @@ own_memory_child (void *arg)
   return raw_area_cpu_id () == (int) cpu ? 0 : 1;
 }
 
+/* A process made by clone without CLONE_VM (fork-like, without glibc's
+   bookkeeping: its descriptor is a copy of its creator's, with the
+   creator's cached thread ID) vforks: after its child exits, its own
+   area must be in use again.  Exits 0 if so.  */
+static int
+forklike_vfork_child (void *arg)
+{
+  (void) arg;
+  if (raw_area_word (RSEQ_AREA_VFORK_OFFSET) != 0)
+    return 1;
+  pid_t pid = vfork ();
+  if (pid == 0)
+    _exit (raw_area_word (RSEQ_AREA_VFORK_OFFSET) != 0 ? 0 : 2);
+  int status;
+  if (pid < 0 || waitpid (pid, &status, 0) != pid || !WIFEXITED (status)
+      || WEXITSTATUS (status) != 0)
+    return 3;
+  if (raw_area_word (RSEQ_AREA_VFORK_OFFSET) != 0)
+    return 4;
+  return rseq_area_pointer () != NULL ? 0 : 5;
+}
+
 /* clone with CLONE_VFORK where the child does not share the thread
    descriptor: the parent's hook must leave the area and the result
    alone, on failure as on success.  */
@@ -270,5 +293,14 @@ main (void)
       check_thread_registered ("parent after vfork");
     }
   check_clone_without_shared_area (cpus[0]);
+
+  /* 4: the vfork word stayed set in the fork-like process.  */
+  pid_t pid = clone (forklike_vfork_child, clone_stack + sizeof clone_stack,
+		     SIGCHLD, NULL);
+  CHECK (pid > 0);
+  int status;
+  CHECK (waitpid (pid, &status, 0) == pid);
+  CHECK (WIFEXITED (status));
+  CHECK_EQ (WEXITSTATUS (status), 0);
   return 0;
 }

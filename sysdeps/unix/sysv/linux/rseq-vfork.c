@@ -43,12 +43,19 @@
    the kernel, and per-CPU operations report that they cannot run
    (ENOSYS).
 
-   The parent resumes with the child's word in place.  It clears it
-   unless it is itself the child of a vfork (nested vfork), which it
-   tells by its thread ID: a vfork child runs on a descriptor whose tid
-   is its parent's.  The word only changes while its owner is suspended
-   and is only read by the thread running on the descriptor, so plain
-   loads and stores suffice.  */
+   The word counts the vfork children running on the descriptor: the
+   child adds one, and the parent takes one off when it resumes, so a
+   parent that is itself a vfork child (nested vfork) still reads
+   nonzero.  Nothing else tells a parent whether it runs on a descriptor
+   of its own: the descriptor's cached thread ID is its creator's in a
+   process made by clone without CLONE_VM, which must find the word
+   clear after its own vfork child.  The parent of clone with
+   CLONE_VFORK but without CLONE_VM also takes one off, for a child that
+   ran in memory of its own; the count saturates at zero, so this only
+   matters for such a clone made by a vfork child, between its vfork and
+   its exec.  The word only changes while its owner is suspended and is
+   only read by the thread running on the descriptor, so plain loads and
+   stores suffice.  */
 
 _Static_assert (RSEQ_VFORK_CLONE_VM == CLONE_VM, "CLONE_VM");
 _Static_assert (RSEQ_VFORK_CLONE_VFORK == CLONE_VFORK, "CLONE_VFORK");
@@ -63,13 +70,11 @@ __rseq_vfork_return (pid_t pid)
 {
   struct pthread *self = THREAD_SELF;
 
+  uint32_t depth = THREAD_GETMEM (self, rseq_glibc.vfork);
+
   if (pid == 0)
-    THREAD_SETMEM (self, rseq_glibc.vfork, 1);
-  else if (THREAD_GETMEM (self, rseq_glibc.vfork) != 0)
-    {
-      pid_t tid = INTERNAL_SYSCALL_CALL (gettid);
-      THREAD_SETMEM (self, rseq_glibc.vfork,
-		     tid != THREAD_GETMEM (self, tid));
-    }
+    THREAD_SETMEM (self, rseq_glibc.vfork, depth + 1);
+  else if (depth != 0)
+    THREAD_SETMEM (self, rseq_glibc.vfork, depth - 1);
   return pid;
 }
