@@ -134,8 +134,8 @@ fallback_result (int ret)
 #define RSEQ_PERCPU_OP(attempt, fallback)				\
   do									\
     {									\
-      bool fall_back = may_fall_back (field);				\
-      if (!may_start (field, cpu))					\
+      bool fall_back = may_fall_back (__field);				\
+      if (!may_start (__field, __cpu))					\
 	return -1;							\
       if (!fall_back || fallback_mode != RSEQ_PERCPU_FALLBACK_ALWAYS)	\
 	for (int tries = 0; tries < RSEQ_PERCPU_RETRIES; tries++)	\
@@ -144,7 +144,7 @@ fallback_result (int ret)
 	    if (ret >= 0)						\
 	      return ret;						\
 	    if (ret == __RSEQ_PERCPU_CPU_CHANGED)			\
-	      return __rseq_percpu_cpu_changed (field);			\
+	      return __rseq_percpu_cpu_changed (__field);		\
 	    ++abort_count;						\
 	    if (!fall_back)						\
 	      {								\
@@ -152,7 +152,7 @@ fallback_result (int ret)
 		return -1;						\
 	      }								\
 	  }								\
-      if (!may_start (field, cpu))					\
+      if (!may_start (__field, __cpu))					\
 	return -1;							\
       unsigned long int calls = __cpu_opv_calls;			\
       int ret = (fallback);						\
@@ -161,194 +161,26 @@ fallback_result (int ret)
     }									\
   while (0)
 
-/* The continuation of an inline operation whose attempt failed: count
+/* Each operation of <bits/rseq-percpu-table.h>, out of line, and the
+   continuation of its inline version whose attempt failed: that counts
    the abort (an attempt that could not run at all is not one), then
-   run the operation as a caller without inlining would.  */
-#define RSEQ_PERCPU_SLOW(name, field, ...)				\
-  do									\
-    {									\
-      if (__rseq_percpu_current_cpu (field) >= 0)			\
-	++abort_count;							\
-      return name (field, __VA_ARGS__);					\
-    }									\
-  while (0)
-
-int
-rseq_percpu_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
-			   intptr_t newv, int cpu)
-{
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_storev (field, v, expect, newv,
-						   cpu),
-		  cpu_opv_cmpstore (v, expect, newv, cpu));
-}
-
-int
-__rseq_percpu_cmpeqv_storev_slow (int field, intptr_t *v, intptr_t expect,
-				  intptr_t newv, int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_storev, field, v, expect, newv, cpu);
-}
-
-int
-rseq_percpu_addv (int field, intptr_t *v, intptr_t count, int cpu)
-{
-  RSEQ_PERCPU_OP (__rseq_percpu_try_addv (field, v, count, cpu),
-		  cpu_opv_add (v, count, sizeof *v, cpu));
-}
-
-int
-__rseq_percpu_addv_slow (int field, intptr_t *v, intptr_t count, int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_addv, field, v, count, cpu);
-}
-
-int
-rseq_percpu_cmpnev_storeoffp_load (int field, intptr_t *v,
-				   intptr_t expectnot, long int voffp,
-				   intptr_t *load, int cpu)
-{
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpnev_storeoffp_load (field, v,
-							   expectnot, voffp,
-							   load, cpu),
-		  __cpu_opv_cmpnev_storeoffp_load (v, expectnot, voffp, load,
-						   cpu));
-}
-
-int
-__rseq_percpu_cmpnev_storeoffp_load_slow (int field, intptr_t *v,
-					  intptr_t expectnot, long int voffp,
-					  intptr_t *load, int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_cmpnev_storeoffp_load, field, v, expectnot,
-		    voffp, load, cpu);
-}
-
-int
-rseq_percpu_cmpeqv_cmpeqv_storev (int field, intptr_t *v, intptr_t expect,
-				  intptr_t *v2, intptr_t expect2,
-				  intptr_t newv, int cpu)
-{
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_cmpeqv_storev (field, v, expect,
-							  v2, expect2, newv,
-							  cpu),
-		  cpu_opv_2cmp1store (v, expect, v2, expect2, newv, cpu));
-}
-
-int
-__rseq_percpu_cmpeqv_cmpeqv_storev_slow (int field, intptr_t *v,
-					 intptr_t expect, intptr_t *v2,
-					 intptr_t expect2, intptr_t newv,
-					 int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_cmpeqv_storev, field, v, expect, v2,
-		    expect2, newv, cpu);
-}
-
-/* cpu_opv orders every store after the operations before it, so the
-   fallback of the _release variants is the same vector; only the
-   sequences differ.  */
-
-static __always_inline int
-trystorev_storev (int field, intptr_t *v, intptr_t expect, intptr_t *v2,
-		  intptr_t newv2, intptr_t newv, int cpu, int release)
-{
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trystorev_storev (field, v,
-							     expect, v2,
-							     newv2, newv,
-							     cpu, release),
-		  cpu_opv_1cmp2store (v, expect, v2, newv2, newv, cpu));
-}
-
-int
-rseq_percpu_cmpeqv_trystorev_storev (int field, intptr_t *v,
-				     intptr_t expect, intptr_t *v2,
-				     intptr_t newv2, intptr_t newv, int cpu)
-{
-  return trystorev_storev (field, v, expect, v2, newv2, newv, cpu, 0);
-}
-
-int
-__rseq_percpu_cmpeqv_trystorev_storev_slow (int field, intptr_t *v,
-					    intptr_t expect, intptr_t *v2,
-					    intptr_t newv2, intptr_t newv,
-					    int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trystorev_storev, field, v, expect,
-		    v2, newv2, newv, cpu);
-}
-
-int
-rseq_percpu_cmpeqv_trystorev_storev_release (int field, intptr_t *v,
-					     intptr_t expect, intptr_t *v2,
-					     intptr_t newv2, intptr_t newv,
-					     int cpu)
-{
-  return trystorev_storev (field, v, expect, v2, newv2, newv, cpu, 1);
-}
-
-int
-__rseq_percpu_cmpeqv_trystorev_storev_release_slow (int field, intptr_t *v,
-						    intptr_t expect,
-						    intptr_t *v2,
-						    intptr_t newv2,
-						    intptr_t newv, int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trystorev_storev_release, field, v,
-		    expect, v2, newv2, newv, cpu);
-}
-
-static __always_inline int
-trymemcpy_storev (int field, intptr_t *v, intptr_t expect, void *dst,
-		  const void *src, size_t len, intptr_t newv, int cpu,
-		  int release)
-{
-  RSEQ_PERCPU_OP (__rseq_percpu_try_cmpeqv_trymemcpy_storev (field, v,
-							     expect, dst,
-							     src, len, newv,
-							     cpu, release),
-		  cpu_opv_cmpstorememcpy (v, expect, dst, src, len, newv,
-					  cpu));
-}
-
-int
-rseq_percpu_cmpeqv_trymemcpy_storev (int field, intptr_t *v,
-				     intptr_t expect, void *dst,
-				     const void *src, size_t len,
-				     intptr_t newv, int cpu)
-{
-  return trymemcpy_storev (field, v, expect, dst, src, len, newv, cpu, 0);
-}
-
-int
-__rseq_percpu_cmpeqv_trymemcpy_storev_slow (int field, intptr_t *v,
-					    intptr_t expect, void *dst,
-					    const void *src, size_t len,
-					    intptr_t newv, int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trymemcpy_storev, field, v, expect,
-		    dst, src, len, newv, cpu);
-}
-
-int
-rseq_percpu_cmpeqv_trymemcpy_storev_release (int field, intptr_t *v,
-					     intptr_t expect, void *dst,
-					     const void *src, size_t len,
-					     intptr_t newv, int cpu)
-{
-  return trymemcpy_storev (field, v, expect, dst, src, len, newv, cpu, 1);
-}
-
-int
-__rseq_percpu_cmpeqv_trymemcpy_storev_release_slow (int field, intptr_t *v,
-						    intptr_t expect,
-						    void *dst,
-						    const void *src,
-						    size_t len, intptr_t newv,
-						    int cpu)
-{
-  RSEQ_PERCPU_SLOW (rseq_percpu_cmpeqv_trymemcpy_storev_release, field, v,
-		    expect, dst, src, len, newv, cpu);
-}
+   runs the operation as a caller without inlining would.  */
+#define DEFINE_OPERATION(name, params, args, section, section_args,	\
+			 vector)					\
+  int									\
+  rseq_percpu_##name params						\
+  {									\
+    RSEQ_PERCPU_OP (__rseq_percpu_try_##name args, vector);		\
+  }									\
+									\
+  int									\
+  __rseq_percpu_##name##_slow params					\
+  {									\
+    if (__rseq_percpu_current_cpu (__field) >= 0)			\
+      ++abort_count;							\
+    return rseq_percpu_##name args;					\
+  }
+__RSEQ_PERCPU_OPERATIONS (DEFINE_OPERATION)
 
 #else /* !__RSEQ_PERCPU_ARCH */
 
@@ -365,34 +197,13 @@ rseq_percpu_current_cpu (int field)
 }
 strong_alias (rseq_percpu_current_cpu, __rseq_percpu_current_cpu_slow)
 
-# define NO_CRITICAL_SECTIONS(name, ...)				\
-  int name (int field, __VA_ARGS__)					\
+# define DEFINE_WITHOUT_SECTIONS(name, params, args, section,		\
+				section_args, vector)			\
+  int									\
+  rseq_percpu_##name params						\
   {									\
-    return rseq_percpu_current_cpu (field);				\
+    return rseq_percpu_current_cpu (__field);				\
   }									\
-  strong_alias (name, __##name##_slow)
-
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_storev, intptr_t *v,
-		      intptr_t expect, intptr_t newv, int cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_addv, intptr_t *v, intptr_t count,
-		      int cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpnev_storeoffp_load, intptr_t *v,
-		      intptr_t expectnot, long int voffp,
-		      intptr_t *load, int cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_cmpeqv_storev, intptr_t *v,
-		      intptr_t expect, intptr_t *v2, intptr_t expect2,
-		      intptr_t newv, int cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trystorev_storev, intptr_t *v,
-		      intptr_t expect, intptr_t *v2, intptr_t newv2,
-		      intptr_t newv, int cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trystorev_storev_release,
-		      intptr_t *v, intptr_t expect, intptr_t *v2,
-		      intptr_t newv2, intptr_t newv, int cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trymemcpy_storev, intptr_t *v,
-		      intptr_t expect, void *dst, const void *src,
-		      size_t len, intptr_t newv, int cpu)
-NO_CRITICAL_SECTIONS (rseq_percpu_cmpeqv_trymemcpy_storev_release,
-		      intptr_t *v, intptr_t expect, void *dst,
-		      const void *src, size_t len, intptr_t newv,
-		      int cpu)
+  strong_alias (rseq_percpu_##name, __rseq_percpu_##name##_slow)
+__RSEQ_PERCPU_OPERATIONS (DEFINE_WITHOUT_SECTIONS)
 #endif /* !__RSEQ_PERCPU_ARCH */

@@ -137,67 +137,6 @@ extern unsigned long int rseq_percpu_aborts (void) __THROW;
    FIELD.  */
 extern int rseq_percpu_current_cpu (int __field) __THROW;
 
-/* If *V == EXPECT, store NEWV into *V.  */
-extern int rseq_percpu_cmpeqv_storev (int __field, intptr_t *__v,
-				      intptr_t __expect, intptr_t __newv,
-				      int __cpu) __THROW;
-
-/* *V += COUNT.  */
-extern int rseq_percpu_addv (int __field, intptr_t *__v, intptr_t __count,
-			     int __cpu) __THROW;
-
-/* If *V != EXPECTNOT, store *V into *LOAD, then store the pointer-sized
-   value at *V + VOFFP into *V (the pop of a linked list).  */
-extern int rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
-					      intptr_t __expectnot,
-					      long int __voffp,
-					      intptr_t *__load,
-					      int __cpu) __THROW;
-
-/* If *V == EXPECT and *V2 == EXPECT2, store NEWV into *V.  */
-extern int rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
-					     intptr_t __expect,
-					     intptr_t *__v2,
-					     intptr_t __expect2,
-					     intptr_t __newv,
-					     int __cpu) __THROW;
-
-/* If *V == EXPECT, store NEWV2 into *V2 (try store), then NEWV into *V
-   (commit).  The _release variant orders the try store before the
-   commit for other CPUs.  */
-extern int rseq_percpu_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
-						intptr_t __expect,
-						intptr_t *__v2,
-						intptr_t __newv2,
-						intptr_t __newv,
-						int __cpu) __THROW;
-extern int rseq_percpu_cmpeqv_trystorev_storev_release (int __field,
-							intptr_t *__v,
-							intptr_t __expect,
-							intptr_t *__v2,
-							intptr_t __newv2,
-							intptr_t __newv,
-							int __cpu) __THROW;
-
-/* If *V == EXPECT, copy LEN bytes from SRC to DST (try stores), then
-   store NEWV into *V (commit).  The _release variant orders the copy
-   before the commit for other CPUs.  */
-extern int rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
-						intptr_t __expect,
-						void *__dst,
-						const void *__src,
-						size_t __len,
-						intptr_t __newv,
-						int __cpu) __THROW;
-extern int rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field,
-							intptr_t *__v,
-							intptr_t __expect,
-							void *__dst,
-							const void *__src,
-							size_t __len,
-							intptr_t __newv,
-							int __cpu) __THROW;
-
 /* The libc continuations of the inline versions (see below);
    not for direct use.  __rseq_percpu_cpu_changed is the result of an
    attempt that found the thread on another CPU than CPU before it
@@ -205,60 +144,16 @@ extern int rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field,
    operations cannot run at all), not an abort.  */
 extern int __rseq_percpu_cpu_changed (int __field) __THROW;
 extern int __rseq_percpu_current_cpu_slow (int __field) __THROW;
-extern int __rseq_percpu_cmpeqv_storev_slow (int __field, intptr_t *__v,
-					     intptr_t __expect,
-					     intptr_t __newv, int __cpu)
-  __THROW;
-extern int __rseq_percpu_addv_slow (int __field, intptr_t *__v,
-				    intptr_t __count, int __cpu)
-  __THROW;
-extern int __rseq_percpu_cmpnev_storeoffp_load_slow (int __field,
-						     intptr_t *__v,
-						     intptr_t __expectnot,
-						     long int __voffp,
-						     intptr_t *__load,
-						     int __cpu)
-  __THROW;
-extern int __rseq_percpu_cmpeqv_cmpeqv_storev_slow (int __field, intptr_t *__v,
-						    intptr_t __expect,
-						    intptr_t *__v2,
-						    intptr_t __expect2,
-						    intptr_t __newv, int __cpu)
-  __THROW;
-extern int __rseq_percpu_cmpeqv_trystorev_storev_slow (int __field,
-						       intptr_t *__v,
-						       intptr_t __expect,
-						       intptr_t *__v2,
-						       intptr_t __newv2,
-						       intptr_t __newv,
-						       int __cpu)
-  __THROW;
-extern int __rseq_percpu_cmpeqv_trystorev_storev_release_slow (int __field,
-							       intptr_t *__v,
-							       intptr_t __expect,
-							       intptr_t *__v2,
-							       intptr_t __newv2,
-							       intptr_t __newv,
-							       int __cpu)
-  __THROW;
-extern int __rseq_percpu_cmpeqv_trymemcpy_storev_slow (int __field,
-						       intptr_t *__v,
-						       intptr_t __expect,
-						       void *__dst,
-						       const void *__src,
-						       size_t __len,
-						       intptr_t __newv,
-						       int __cpu)
-  __THROW;
-extern int __rseq_percpu_cmpeqv_trymemcpy_storev_release_slow (int __field,
-							       intptr_t *__v,
-							       intptr_t __expect,
-							       void *__dst,
-							       const void *__src,
-							       size_t __len,
-							       intptr_t __newv,
-							       int __cpu)
-  __THROW;
+
+/* Each operation of <bits/rseq-percpu-table.h>, and its libc
+   continuation.  */
+#include <bits/rseq-percpu-table.h>
+#define __RSEQ_PERCPU_DECLARE(name, params, args, section, section_args, \
+			      vector)					\
+  extern int rseq_percpu_##name params __THROW;				\
+  extern int __rseq_percpu_##name##_slow params __THROW;
+__RSEQ_PERCPU_OPERATIONS (__RSEQ_PERCPU_DECLARE)
+#undef __RSEQ_PERCPU_DECLARE
 
 __END_DECLS
 
@@ -325,131 +220,33 @@ __rseq_percpu_current_cpu (int __field)
 /* One attempt of each operation: the critical section alone, with the
    results described at the top of this file (-1 when it aborted),
    __RSEQ_PERCPU_CPU_CHANGED when the thread was not on CPU as it
-   started, or -1 when per-CPU operations cannot run.  The offset of the CPU field is a constant in
-   each call so that the critical section addresses the field relative
-   to the register holding the area; when FIELD is a constant, only one
-   call remains.  */
+   started, or -1 when per-CPU operations cannot run.  The offset of the
+   CPU field, __coff, is a constant in each branch so that the critical
+   section addresses the field relative to the register holding the
+   area; when FIELD is a constant, only one branch remains.  */
 
-__RSEQ_INLINE_HELPER int
-__rseq_percpu_try_cmpeqv_storev (int __field, intptr_t *__v, intptr_t __expect,
-				 intptr_t __newv, int __cpu)
-{
-  struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__area, __field);
-
-  if (__area == 0 || __off < 0)
-    return -1;
-  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
-    return __rseq_percpu_cmpeqv_storev (__area, __RSEQ_AREA_CPU_ID_OFFSET, __v,
-					__expect, __newv, __cpu);
-  return __rseq_percpu_cmpeqv_storev (__area, __RSEQ_AREA_MM_CID_OFFSET, __v,
-				      __expect, __newv, __cpu);
-}
-
-__RSEQ_INLINE_HELPER int
-__rseq_percpu_try_addv (int __field, intptr_t *__v, intptr_t __count,
-			int __cpu)
-{
-  struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__area, __field);
-
-  if (__area == 0 || __off < 0)
-    return -1;
-  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
-    return __rseq_percpu_addv (__area, __RSEQ_AREA_CPU_ID_OFFSET, __v, __count,
-			       __cpu);
-  return __rseq_percpu_addv (__area, __RSEQ_AREA_MM_CID_OFFSET, __v, __count,
-			     __cpu);
-}
-
-__RSEQ_INLINE_HELPER int
-__rseq_percpu_try_cmpnev_storeoffp_load (int __field, intptr_t *__v,
-					 intptr_t __expectnot,
-					 long int __voffp, intptr_t *__load,
-					 int __cpu)
-{
-  struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__area, __field);
-
-  if (__area == 0 || __off < 0)
-    return -1;
-  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
-    return __rseq_percpu_cmpnev_storeoffp_load (__area,
-						__RSEQ_AREA_CPU_ID_OFFSET, __v,
-						__expectnot, __voffp, __load,
-						__cpu);
-  return __rseq_percpu_cmpnev_storeoffp_load (__area,
-					      __RSEQ_AREA_MM_CID_OFFSET, __v,
-					      __expectnot, __voffp, __load,
-					      __cpu);
-}
-
-__RSEQ_INLINE_HELPER int
-__rseq_percpu_try_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
-					intptr_t __expect, intptr_t *__v2,
-					intptr_t __expect2, intptr_t __newv,
-					int __cpu)
-{
-  struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__area, __field);
-
-  if (__area == 0 || __off < 0)
-    return -1;
-  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
-    return __rseq_percpu_cmpeqv_cmpeqv_storev (__area,
-					       __RSEQ_AREA_CPU_ID_OFFSET, __v,
-					       __expect, __v2, __expect2,
-					       __newv, __cpu);
-  return __rseq_percpu_cmpeqv_cmpeqv_storev (__area, __RSEQ_AREA_MM_CID_OFFSET,
-					     __v, __expect, __v2, __expect2,
-					     __newv, __cpu);
-}
-
-__RSEQ_INLINE_HELPER int
-__rseq_percpu_try_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
-					   intptr_t __expect, intptr_t *__v2,
-					   intptr_t __newv2, intptr_t __newv,
-					   int __cpu, int __release)
-{
-  struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__area, __field);
-
-  if (__area == 0 || __off < 0)
-    return -1;
-  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
-    return __rseq_percpu_cmpeqv_trystorev_storev (__area,
-						  __RSEQ_AREA_CPU_ID_OFFSET,
-						  __v, __expect, __v2, __newv2,
-						  __newv, __cpu, __release);
-  return __rseq_percpu_cmpeqv_trystorev_storev (__area,
-						__RSEQ_AREA_MM_CID_OFFSET, __v,
-						__expect, __v2, __newv2,
-						__newv, __cpu, __release);
-}
-
-__RSEQ_INLINE_HELPER int
-__rseq_percpu_try_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
-					   intptr_t __expect, void *__dst,
-					   const void *__src, size_t __len,
-					   intptr_t __newv, int __cpu,
-					   int __release)
-{
-  struct rseq *__area = __rseq_area_pointer ();
-  int __off = __rseq_percpu_field_offset (__area, __field);
-
-  if (__area == 0 || __off < 0)
-    return -1;
-  if (__off == __RSEQ_AREA_CPU_ID_OFFSET)
-    return __rseq_percpu_cmpeqv_trymemcpy_storev (__area,
-						  __RSEQ_AREA_CPU_ID_OFFSET,
-						  __v, __expect, __dst, __src,
-						  __len, __newv, __cpu,
-						  __release);
-  return __rseq_percpu_cmpeqv_trymemcpy_storev (__area,
-						__RSEQ_AREA_MM_CID_OFFSET, __v,
-						__expect, __dst, __src, __len,
-						__newv, __cpu, __release);
-}
+#define __RSEQ_PERCPU_DEFINE_TRY(name, params, args, section,		\
+				 section_args, vector)			\
+  __RSEQ_INLINE_HELPER int						\
+  __rseq_percpu_try_##name params					\
+  {									\
+    struct rseq *__area = __rseq_area_pointer ();			\
+    int __off = __rseq_percpu_field_offset (__area, __field);		\
+									\
+    if (__area == 0 || __off < 0)					\
+      return -1;							\
+    if (__off == __RSEQ_AREA_CPU_ID_OFFSET)				\
+      {									\
+	const int __coff = __RSEQ_AREA_CPU_ID_OFFSET;			\
+	return section section_args;					\
+      }									\
+    {									\
+      const int __coff = __RSEQ_AREA_MM_CID_OFFSET;			\
+      return section section_args;					\
+    }									\
+  }
+__RSEQ_PERCPU_OPERATIONS (__RSEQ_PERCPU_DEFINE_TRY)
+#undef __RSEQ_PERCPU_DEFINE_TRY
 
 /* Inline at every optimization level but -O0, unlike the other
    extern inlines of glibc (__USE_EXTERN_INLINES excludes -Os): the
@@ -479,155 +276,21 @@ __NTH (rseq_percpu_current_cpu (int __field))
   return __rseq_percpu_current_cpu_slow (__field);
 }
 
-__extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_storev (int __field, intptr_t *__v,
-				  intptr_t __expect, intptr_t __newv,
-				  int __cpu))
-{
-  int __ret = __rseq_percpu_try_cmpeqv_storev (__field, __v, __expect, __newv,
-					       __cpu);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_cmpeqv_storev_slow (__field, __v, __expect, __newv,
-					   __cpu);
-}
-
-__extern_always_inline int
-__NTH (rseq_percpu_addv (int __field, intptr_t *__v, intptr_t __count,
-			 int __cpu))
-{
-  int __ret = __rseq_percpu_try_addv (__field, __v, __count, __cpu);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_addv_slow (__field, __v, __count, __cpu);
-}
-
-__extern_always_inline int
-__NTH (rseq_percpu_cmpnev_storeoffp_load (int __field, intptr_t *__v,
-					  intptr_t __expectnot,
-					  long int __voffp, intptr_t *__load,
-					  int __cpu))
-{
-  int __ret = __rseq_percpu_try_cmpnev_storeoffp_load (__field, __v,
-						       __expectnot, __voffp,
-						       __load, __cpu);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_cmpnev_storeoffp_load_slow (__field, __v, __expectnot,
-						   __voffp, __load, __cpu);
-}
-
-__extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_cmpeqv_storev (int __field, intptr_t *__v,
-					 intptr_t __expect, intptr_t *__v2,
-					 intptr_t __expect2, intptr_t __newv,
-					 int __cpu))
-{
-  int __ret = __rseq_percpu_try_cmpeqv_cmpeqv_storev (__field, __v, __expect,
-						      __v2, __expect2, __newv,
-						      __cpu);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_cmpeqv_cmpeqv_storev_slow (__field, __v, __expect, __v2,
-						  __expect2, __newv, __cpu);
-}
-
-__extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_trystorev_storev (int __field, intptr_t *__v,
-					    intptr_t __expect, intptr_t *__v2,
-					    intptr_t __newv2, intptr_t __newv,
-					    int __cpu))
-{
-  int __ret = __rseq_percpu_try_cmpeqv_trystorev_storev (__field, __v,
-							 __expect, __v2,
-							 __newv2, __newv,
-							 __cpu, 0);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_cmpeqv_trystorev_storev_slow (__field, __v, __expect,
-						     __v2, __newv2, __newv,
-						     __cpu);
-}
-
-__extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_trystorev_storev_release (int __field, intptr_t *__v,
-						    intptr_t __expect,
-						    intptr_t *__v2,
-						    intptr_t __newv2,
-						    intptr_t __newv, int __cpu))
-{
-  int __ret = __rseq_percpu_try_cmpeqv_trystorev_storev (__field, __v,
-							 __expect, __v2,
-							 __newv2, __newv,
-							 __cpu, 1);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_cmpeqv_trystorev_storev_release_slow (__field, __v,
-							     __expect, __v2,
-							     __newv2, __newv,
-							     __cpu);
-}
-
-__extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_trymemcpy_storev (int __field, intptr_t *__v,
-					    intptr_t __expect, void *__dst,
-					    const void *__src, size_t __len,
-					    intptr_t __newv, int __cpu))
-{
-  int __ret = __rseq_percpu_try_cmpeqv_trymemcpy_storev (__field, __v,
-							 __expect, __dst,
-							 __src, __len, __newv,
-							 __cpu, 0);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_cmpeqv_trymemcpy_storev_slow (__field, __v, __expect,
-						     __dst, __src, __len,
-						     __newv, __cpu);
-}
-
-__extern_always_inline int
-__NTH (rseq_percpu_cmpeqv_trymemcpy_storev_release (int __field, intptr_t *__v,
-						    intptr_t __expect,
-						    void *__dst,
-						    const void *__src,
-						    size_t __len,
-						    intptr_t __newv, int __cpu))
-{
-  int __ret = __rseq_percpu_try_cmpeqv_trymemcpy_storev (__field, __v,
-							 __expect, __dst,
-							 __src, __len, __newv,
-							 __cpu, 1);
-
-  if (__glibc_likely (__ret >= 0))
-    return __ret;
-  if (__ret == __RSEQ_PERCPU_CPU_CHANGED)
-    return __rseq_percpu_cpu_changed (__field);
-  return __rseq_percpu_cmpeqv_trymemcpy_storev_release_slow (__field, __v,
-							     __expect, __dst,
-							     __src, __len,
-							     __newv, __cpu);
-}
+#define __RSEQ_PERCPU_DEFINE_INLINE(name, params, args, section,	\
+				    section_args, vector)		\
+  __extern_always_inline int						\
+  __NTH (rseq_percpu_##name params)					\
+  {									\
+    int __ret = __rseq_percpu_try_##name args;				\
+									\
+    if (__glibc_likely (__ret >= 0))					\
+      return __ret;							\
+    if (__ret == __RSEQ_PERCPU_CPU_CHANGED)				\
+      return __rseq_percpu_cpu_changed (__field);			\
+    return __rseq_percpu_##name##_slow args;				\
+  }
+__RSEQ_PERCPU_OPERATIONS (__RSEQ_PERCPU_DEFINE_INLINE)
+#undef __RSEQ_PERCPU_DEFINE_INLINE
 
 __END_DECLS
 
