@@ -53,6 +53,8 @@
 # define __RSEQ_INLINE_HELPER static __inline
 #endif
 
+#include <bits/rseq-thread-pointer.h>
+
 /* True if the active feature size covers the 32-bit field at OFFSET.  */
 #define __rseq_area_has_field(offset) (__rseq_size >= (offset) + 4)
 
@@ -65,18 +67,9 @@ __RSEQ_INLINE_HELPER struct rseq *
 __rseq_area_pointer (void)
 {
   char *__area = 0;
-#if defined __powerpc64__
-  /* GCC knows the builtin here but cannot expand it: the thread
-     pointer is r13.  */
+#ifdef __RSEQ_HAVE_THREAD_POINTER
   if (__rseq_size != 0)
-    {
-      char *__tp;
-      __asm__ ("mr %0, 13" : "=r" (__tp));
-      __area = __tp + __rseq_offset;
-    }
-#elif __glibc_has_builtin (__builtin_thread_pointer)
-  if (__rseq_size != 0)
-    __area = (char *) __builtin_thread_pointer () + __rseq_offset;
+    __area = __rseq_thread_pointer () + __rseq_offset;
 #endif
   if (__area != 0
       && *(const volatile unsigned int *) (__area
