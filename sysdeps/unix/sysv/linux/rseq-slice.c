@@ -81,7 +81,13 @@ rseq_slice_extension_get (void)
   int ret = slice_prctl (PR_RSEQ_SLICE_EXTENSION_GET, 0);
   if (ret < 0)
     return -1;
-  return (ret & PR_RSEQ_SLICE_EXT_ENABLE) != 0;
+  if ((ret & PR_RSEQ_SLICE_EXT_ENABLE) != 0)
+    return 1;
+  /* The kernel answers GET from the thread's state even where the
+     extension is off (disabled at boot, or a legacy registration).
+     Disabling it again changes nothing and tells whether the thread
+     could have it.  */
+  return slice_prctl (PR_RSEQ_SLICE_EXTENSION_SET, 0) < 0 ? -1 : 0;
 }
 
 int

@@ -41,7 +41,8 @@ __BEGIN_DECLS
 extern int rseq_slice_extension_set (int __enable) __THROW;
 
 /* 1 if the extension is enabled for the calling thread, 0 if not, -1
-   with errno ENOSYS if the thread cannot have it.  */
+   with errno ENOSYS if the thread cannot have it (as for
+   rseq_slice_extension_set).  */
 extern int rseq_slice_extension_get (void) __THROW;
 
 /* Give the CPU back after a granted extension, without other side
