@@ -23,8 +23,9 @@
    AREA of LEN bytes with signature SIG for the calling thread.  The
    kernel does all validation; errors are reported through errno.
    glibc registers its own area for every thread unless the
-   glibc.pthread.rseq tunable is 0, in which case the kernel answers
-   EBUSY (same area) or EINVAL (another area).  */
+   glibc.pthread.rseq tunable is 0; otherwise registering that area
+   again fails with EBUSY, and another area, or that one with another
+   length, with EINVAL.  */
 int
 rseq (struct rseq *area, uint32_t len, int flags, uint32_t sig)
 {
