@@ -166,7 +166,7 @@ fallback_result (int ret)
    the abort (an attempt that could not run at all is not one), then
    runs the operation as a caller without inlining would.  */
 #define DEFINE_OPERATION(name, params, args, section, section_args,	\
-			 vector)					\
+			 vector, release)				\
   int									\
   rseq_percpu_##name params						\
   {									\
@@ -198,7 +198,7 @@ rseq_percpu_current_cpu (int field)
 strong_alias (rseq_percpu_current_cpu, __rseq_percpu_current_cpu_slow)
 
 # define DEFINE_WITHOUT_SECTIONS(name, params, args, section,		\
-				section_args, vector)			\
+				section_args, vector, release)		\
   int									\
   rseq_percpu_##name params						\
   {									\

@@ -32,7 +32,10 @@
 		  field, a constant where the section is used), then the
 		  operation's own;
      VECTOR	  the equivalent cpu_opv vector of the fallback, an
-		  expression of the parameters (only libc expands it).
+		  expression of the parameters (only libc expands it);
+     RELEASE	  1 for the release form of an operation (see
+		  __RSEQ_PERCPU_WITH_RELEASE), else 0: the section's
+		  __release argument.
    <sys/rseq-percpu.h> declares the operations and their libc
    continuations, defines the single attempts (__rseq_percpu_try_NAME)
    and the inline versions from it; libc defines the out-of-line ones.  */
@@ -44,14 +47,14 @@
       (__field, __v, __expect, __newv, __cpu),				\
       __rseq_percpu_cmpeqv_storev,					\
       (__area, __coff, __v, __expect, __newv, __cpu),			\
-      cpu_opv_cmpstore (__v, __expect, __newv, __cpu))			\
+      cpu_opv_cmpstore (__v, __expect, __newv, __cpu), 0)		\
   /* *V += COUNT.  */							\
   OP (addv,								\
       (int __field, intptr_t *__v, intptr_t __count, int __cpu),	\
       (__field, __v, __count, __cpu),					\
       __rseq_percpu_addv,						\
       (__area, __coff, __v, __count, __cpu),				\
-      cpu_opv_add (__v, __count, sizeof *__v, __cpu))			\
+      cpu_opv_add (__v, __count, sizeof *__v, __cpu), 0)		\
   /* If *V != EXPECTNOT, store *V into *LOAD, then store the		\
      pointer-sized value at *V + VOFFP into *V (the pop of a linked	\
      list).  */								\
@@ -62,7 +65,7 @@
       __rseq_percpu_cmpnev_storeoffp_load,				\
       (__area, __coff, __v, __expectnot, __voffp, __load, __cpu),	\
       __cpu_opv_cmpnev_storeoffp_load (__v, __expectnot, __voffp, __load, \
-				       __cpu))				\
+				       __cpu), 0)			\
   /* If *V == EXPECT and *V2 == EXPECT2, store NEWV into *V.  */	\
   OP (cmpeqv_cmpeqv_storev,						\
       (int __field, intptr_t *__v, intptr_t __expect, intptr_t *__v2,	\
@@ -70,43 +73,36 @@
       (__field, __v, __expect, __v2, __expect2, __newv, __cpu),		\
       __rseq_percpu_cmpeqv_cmpeqv_storev,				\
       (__area, __coff, __v, __expect, __v2, __expect2, __newv, __cpu),	\
-      cpu_opv_2cmp1store (__v, __expect, __v2, __expect2, __newv, __cpu)) \
+      cpu_opv_2cmp1store (__v, __expect, __v2, __expect2, __newv, __cpu), \
+      0)								\
   /* If *V == EXPECT, store NEWV2 into *V2 (try store), then NEWV into	\
-     *V (commit).  The _release variant orders the try store before	\
-     the commit for other CPUs.  cpu_opv orders every store after the	\
-     operations before it, so both have the same vector.  */		\
-  OP (cmpeqv_trystorev_storev,						\
+     *V (commit).  */							\
+  __RSEQ_PERCPU_WITH_RELEASE (OP, cmpeqv_trystorev_storev,		\
       (int __field, intptr_t *__v, intptr_t __expect, intptr_t *__v2,	\
        intptr_t __newv2, intptr_t __newv, int __cpu),			\
       (__field, __v, __expect, __v2, __newv2, __newv, __cpu),		\
       __rseq_percpu_cmpeqv_trystorev_storev,				\
-      (__area, __coff, __v, __expect, __v2, __newv2, __newv, __cpu, 0), \
-      cpu_opv_1cmp2store (__v, __expect, __v2, __newv2, __newv, __cpu))	\
-  OP (cmpeqv_trystorev_storev_release,					\
-      (int __field, intptr_t *__v, intptr_t __expect, intptr_t *__v2,	\
-       intptr_t __newv2, intptr_t __newv, int __cpu),			\
-      (__field, __v, __expect, __v2, __newv2, __newv, __cpu),		\
-      __rseq_percpu_cmpeqv_trystorev_storev,				\
-      (__area, __coff, __v, __expect, __v2, __newv2, __newv, __cpu, 1), \
+      (__area, __coff, __v, __expect, __v2, __newv2, __newv, __cpu,	\
+       __release),							\
       cpu_opv_1cmp2store (__v, __expect, __v2, __newv2, __newv, __cpu))	\
   /* If *V == EXPECT, copy LEN bytes from SRC to DST (try stores), then \
-     store NEWV into *V (commit).  The _release variant orders the copy	\
-     before the commit for other CPUs.  */				\
-  OP (cmpeqv_trymemcpy_storev,						\
+     store NEWV into *V (commit).  */					\
+  __RSEQ_PERCPU_WITH_RELEASE (OP, cmpeqv_trymemcpy_storev,		\
       (int __field, intptr_t *__v, intptr_t __expect, void *__dst,	\
        const void *__src, size_t __len, intptr_t __newv, int __cpu),	\
       (__field, __v, __expect, __dst, __src, __len, __newv, __cpu),	\
       __rseq_percpu_cmpeqv_trymemcpy_storev,				\
       (__area, __coff, __v, __expect, __dst, __src, __len, __newv, __cpu, \
-       0),								\
-      cpu_opv_cmpstorememcpy (__v, __expect, __dst, __src, __len, __newv, \
-			      __cpu))					\
-  OP (cmpeqv_trymemcpy_storev_release,					\
-      (int __field, intptr_t *__v, intptr_t __expect, void *__dst,	\
-       const void *__src, size_t __len, intptr_t __newv, int __cpu),	\
-      (__field, __v, __expect, __dst, __src, __len, __newv, __cpu),	\
-      __rseq_percpu_cmpeqv_trymemcpy_storev,				\
-      (__area, __coff, __v, __expect, __dst, __src, __len, __newv, __cpu, \
-       1),								\
+       __release),							\
       cpu_opv_cmpstorememcpy (__v, __expect, __dst, __src, __len, __newv, \
 			      __cpu))
+
+/* An operation whose commit has a release form: rseq_percpu_NAME, and
+   rseq_percpu_NAME_release, which orders the try stores before the
+   commit for other CPUs.  Their sections are one with a RELEASE
+   argument, __release in SECTION_ARGS.  cpu_opv orders every store
+   after the operations before it, so both have the same vector.  */
+#define __RSEQ_PERCPU_WITH_RELEASE(OP, name, params, args, section,	\
+				   section_args, vector)		\
+  OP (name, params, args, section, section_args, vector, 0)		\
+  OP (name##_release, params, args, section, section_args, vector, 1)

@@ -149,7 +149,7 @@ extern int __rseq_percpu_current_cpu_slow (int __field) __THROW;
    continuation.  */
 #include <bits/rseq-percpu-table.h>
 #define __RSEQ_PERCPU_DECLARE(name, params, args, section, section_args, \
-			      vector)					\
+			      vector, release)				\
   extern int rseq_percpu_##name params __THROW;				\
   extern int __rseq_percpu_##name##_slow params __THROW;
 __RSEQ_PERCPU_OPERATIONS (__RSEQ_PERCPU_DECLARE)
@@ -226,13 +226,15 @@ __rseq_percpu_current_cpu (int __field)
    area; when FIELD is a constant, only one branch remains.  */
 
 #define __RSEQ_PERCPU_DEFINE_TRY(name, params, args, section,		\
-				 section_args, vector)			\
+				 section_args, vector, release)		\
   __RSEQ_INLINE_HELPER int						\
   __rseq_percpu_try_##name params					\
   {									\
     struct rseq *__area = __rseq_area_pointer ();			\
     int __off = __rseq_percpu_field_offset (__area, __field);		\
+    const int __release = (release);					\
 									\
+    (void) __release;							\
     if (__area == 0 || __off < 0)					\
       return -1;							\
     if (__off == __RSEQ_AREA_CPU_ID_OFFSET)				\
@@ -277,7 +279,7 @@ __NTH (rseq_percpu_current_cpu (int __field))
 }
 
 #define __RSEQ_PERCPU_DEFINE_INLINE(name, params, args, section,	\
-				    section_args, vector)		\
+				    section_args, vector, release)	\
   __extern_always_inline int						\
   __NTH (rseq_percpu_##name params)					\
   {									\
