@@ -139,6 +139,19 @@
 #define __RSEQ_ASM_END							\
   __RSEQ_ASM_DEFINE_ABORT (__RSEQ_L_ABORT, __rseq_abort)
 
+/* GCC counts an asm goto as one instruction when it estimates code
+   size (the length of a jump instruction is not scaled by the lines of
+   its template), and ARM places literal pools by that estimate: a
+   function with a few dozen inlined sections then loads a literal out
+   of reach, and the assembler fails ("offset out of range").  A port
+   with that problem defines __RSEQ_ASM_SIZE_HINT as an empty asm of at
+   least as many lines as a section function has instructions in all
+   its asm gotos: GCC counts each line, and it assembles to nothing.
+   Every section function starts with it.  */
+#ifndef __RSEQ_ASM_SIZE_HINT
+# define __RSEQ_ASM_SIZE_HINT
+#endif
+
 /* The results of one attempt, in the order of the C labels.  */
 #define __RSEQ_PERCPU_RESULTS						\
   return 0;								\
@@ -154,6 +167,7 @@ __RSEQ_INLINE_HELPER int
 __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 			     intptr_t __expect, intptr_t __newv, int __cpu)
 {
+  __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
 			     RSEQ_PERCPU_INJECT_ASM (2)
 			     __RSEQ_ASM_OP_CMPEQ (v, expect, __rseq_cmpfail)
@@ -182,6 +196,7 @@ __RSEQ_INLINE_HELPER int
 __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 		    intptr_t __count, int __cpu)
 {
+  __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
 			     RSEQ_PERCPU_INJECT_ASM (2)
 			     __RSEQ_ASM_COMMIT (
@@ -209,6 +224,7 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
 				     long int __voffp, intptr_t *__load,
 				     int __cpu)
 {
+  __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
 			     __RSEQ_ASM_OP_R_LOAD (v)
 			     RSEQ_PERCPU_INJECT_ASM (2)
@@ -242,6 +258,7 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 				    intptr_t *__v2, intptr_t __expect2,
 				    intptr_t __newv, int __cpu)
 {
+  __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
 			     RSEQ_PERCPU_INJECT_ASM (2)
 			     __RSEQ_ASM_OP_CMPEQ (v, expect, __rseq_cmpfail)
@@ -302,6 +319,7 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 				       intptr_t __newv, int __cpu,
 				       int __release)
 {
+  __RSEQ_ASM_SIZE_HINT;
   if (__release)
     __RSEQ_PERCPU_TRYSTOREV_STOREV (__RSEQ_ASM_OP_FINAL_STORE_RELEASE);
   else
@@ -343,6 +361,7 @@ __rseq_percpu_cmpeqv_trymemcpy_storev (struct rseq *__area, int __off,
 				       size_t __len, intptr_t __newv,
 				       int __cpu, int __release)
 {
+  __RSEQ_ASM_SIZE_HINT;
   if (__release)
     __RSEQ_PERCPU_TRYMEMCPY_STOREV (__RSEQ_ASM_OP_FINAL_STORE_RELEASE);
   else

@@ -31,6 +31,13 @@
   ".balign 4\n\t"							\
   ".word " __RSEQ_STR (RSEQ_SIG) "\n"
 # define __RSEQ_ASM_JUMP "b"
+/* 64 lines: more than the instructions of the largest section function
+   (the copy's two variants), see bits/rseq-percpu-ops.h.  */
+# define __RSEQ_ASM_SIZE_HINT						\
+  __asm__ __volatile__ ("\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n"		\
+			"\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n"		\
+			"\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n"		\
+			"\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n")
 
 /* Position-independent in A32 and in T32, whichever the function
    containing the section is compiled for (target attributes may mix
