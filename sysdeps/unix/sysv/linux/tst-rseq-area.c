@@ -178,6 +178,15 @@ thread_func (void *closure)
   return NULL;
 }
 
+/* The ports whose vfork and clone mark their children (see
+   rseq-vfork.c); the others do not yet.  */
+#if defined __x86_64__ || defined __i386__ || defined __aarch64__ \
+  || defined __arm__ || defined __powerpc64__
+# define VFORK_MARKS_CHILD 1
+#else
+# define VFORK_MARKS_CHILD 0
+#endif
+
 /* What the vfork child saw.  volatile because the compiler does not
    know that the child's stores reach the parent.  */
 static volatile struct
@@ -298,7 +307,8 @@ do_test (void)
   xpthread_barrier_destroy (&barrier);
 
   for (int i = 0; i < 4; i++)
-    check_vfork (cpus[i % ncpus], ncpus > 1 ? cpus[(i + 1) % ncpus] : -1);
+    if (VFORK_MARKS_CHILD)
+      check_vfork (cpus[i % ncpus], ncpus > 1 ? cpus[(i + 1) % ncpus] : -1);
 
   check_each_cpu ();
   return 0;
