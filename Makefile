@@ -8,7 +8,7 @@
 #   make check            run every test (host and QEMU VMs, every ABI built);
 #                         ends with
 #                         "N passed, N failed, N skipped"
-#   make bench            run the benchmarks
+#   make bench            install the allocators it compares malloc with, run the benchmarks
 #   make series           write the self-contained glibc series to out/glibc-series
 #   make series-check     apply it to pristine glibc patch by patch, building
 #                         and running check-abi after each (hours; not in make check)
@@ -71,6 +71,7 @@ check: toolchain kernel
 	@build-scripts/check.sh
 
 bench: toolchain kernel
+	@build-scripts/deps.sh bench
 	@bench/run.sh
 
 series:

@@ -219,6 +219,17 @@ abi_driver() {
   fi
 }
 
+# The allocators bench/malloc-bench.sh loads with LD_PRELOAD into the
+# stock-glibc binaries, Debian packages that deps.sh bench (make bench)
+# installs: one "NAME PACKAGE LIBRARY" line each.
+malloc_bench_allocators() {
+  local lib
+  lib=/usr/lib/$(abi_field "$(native_abi)" triple)
+  echo "jemalloc libjemalloc2 $lib/libjemalloc.so.2"
+  echo "tcmalloc libtcmalloc-minimal4 $lib/libtcmalloc_minimal.so.4"
+  echo "mimalloc libmimalloc2.0 $lib/libmimalloc.so.2.0"
+}
+
 # The test VM table (build-scripts/vms).  vm_names lists the VMs;
 # vm_field VM COLUMN prints one column ("-" reads as empty); vm_dir VM
 # is the VM's output directory (out/vm for the native VM, x86_64 here;

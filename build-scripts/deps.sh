@@ -5,6 +5,9 @@
 #   deps.sh cross    the cross set, for "make cross": the test VMs of the
 #                    other architectures (their qemu, cross compilers and
 #                    Debian's busybox-static of each architecture)
+#   deps.sh bench    the bench set, for "make bench": the allocators
+#                    bench/malloc-bench.sh compares glibc's malloc with
+#                    (jemalloc, tcmalloc, mimalloc; common.sh lists them)
 . "$(dirname "$0")/common.sh"
 
 set_name=${1:-host}
@@ -73,10 +76,16 @@ CROSS=(
   "rsync:/usr/bin/rsync"
 )
 
+BENCH=()
+if [ "$set_name" = bench ]; then
+  while read -r _ pkg lib; do BENCH+=("$pkg:$lib"); done < <(malloc_bench_allocators)
+fi
+
 case "$set_name" in
   host) REQUIRED=("${HOST[@]}") ;;
   cross) REQUIRED=("${CROSS[@]}") ;;
-  *) die "usage: deps.sh [cross]" ;;
+  bench) REQUIRED=("${BENCH[@]}") ;;
+  *) die "usage: deps.sh [cross|bench]" ;;
 esac
 
 # The busybox-static of each cross VM's architecture, downloaded under
