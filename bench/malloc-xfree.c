@@ -21,8 +21,9 @@
 
    Output, one line (key=value, for bench/malloc_bench.py):
      malloc-xfree threads=T blocks=N seconds=S mblocks_per_s=R vmhwm_kb=K
-   seconds is the wall time from the moment all threads are released to
-   the moment the last one finished; vmhwm_kb is the process's peak
+   seconds is the wall time from the first thread's start (after the
+   barrier that releases them all) to the last thread's end, each stamped
+   by the thread itself; vmhwm_kb is the process's peak
    resident set (VmHWM of /proc/self/status) at the end.  */
 
 #define _GNU_SOURCE
@@ -76,6 +77,7 @@ struct worker
   uint64_t blocks;              /* producer: how many to allocate */
   uint64_t count, serial_sum;   /* allocated (producer) or freed (consumer) */
   uint64_t bad_tags;
+  double start, end;            /* CLOCK_MONOTONIC, seconds */
   int failed;                   /* malloc returned NULL */
 } __attribute__ ((aligned (64)));
 
@@ -176,6 +178,14 @@ queue_get (struct batch *b)
   return 1;
 }
 
+static double
+now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void *
 producer (void *arg)
 {
@@ -185,6 +195,7 @@ producer (void *arg)
   uint64_t rng = mix (w->id + 1);
 
   pthread_barrier_wait (&start_barrier);
+  w->start = now ();
   for (uint64_t i = 0; i < w->blocks; i++)
     {
       rng = rng * UINT64_C (6364136223846793005) + UINT64_C (1442695040888963407);
@@ -214,6 +225,7 @@ producer (void *arg)
   if (--queue.producers_left == 0)
     pthread_cond_broadcast (&queue.not_empty);
   pthread_mutex_unlock (&queue.lock);
+  w->end = now ();
   return NULL;
 }
 
@@ -224,6 +236,7 @@ consumer (void *arg)
   struct batch b;
 
   pthread_barrier_wait (&start_barrier);
+  w->start = now ();
   while (queue_get (&b))
     for (unsigned int i = 0; i < b.n; i++)
       {
@@ -235,6 +248,7 @@ consumer (void *arg)
         w->count++;
         free (b.ptr[i]);
       }
+  w->end = now ();
   return NULL;
 }
 
@@ -272,13 +286,6 @@ vmhwm_kb (void)
   return p != NULL ? strtol (p + 7, NULL, 10) : -1;
 }
 
-static double
-now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int
 main (int argc, char **argv)
@@ -317,11 +324,18 @@ main (int argc, char **argv)
     }
 
   pthread_barrier_wait (&start_barrier);
-  double t0 = now ();
   for (unsigned int i = 0; i < threads; i++)
     check (pthread_join (w[i].thread, NULL), "pthread_join");
-  double seconds = now () - t0;
   long hwm = vmhwm_kb ();
+  double first = w[0].start, last = w[0].end;
+  for (unsigned int i = 1; i < threads; i++)
+    {
+      if (w[i].start < first)
+        first = w[i].start;
+      if (w[i].end > last)
+        last = w[i].end;
+    }
+  double seconds = last - first;
 
   uint64_t malloced = 0, freed = 0, sum_in = 0, sum_out = 0, bad = 0;
   int failed = 0;

@@ -30,6 +30,11 @@ echo "Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d)"
 echo
 "$b/dlclose-bench" "$b/dlclose-bench-lib.so" "$rounds"
 
+# glibc's malloc, stock and patched, against jemalloc, tcmalloc and
+# mimalloc (deps.sh bench installs them): its own 3 rounds, about 4
+# minutes; the table also goes to out/bench/malloc/results.md.
+"$TOP/bench/malloc-bench.sh"
+
 # cpu_opv against rseq, in the test VM (the host kernel has no cpu_opv).
 "$OUT/bin/rseq-gcc" -O2 -Wall -o "$b/cpu-opv-bench" "$TOP/bench/cpu-opv-bench.c"
 echo

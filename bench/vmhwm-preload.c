@@ -4,13 +4,17 @@
      MALLOC_BENCH_VMHWM_FILE=out.txt LD_PRELOAD=./vmhwm-preload.so PROGRAM
 
    At exit (a destructor: the program returns from main or calls exit)
-   it writes one line to the file named by MALLOC_BENCH_VMHWM_FILE:
+   it appends one line to the file named by MALLOC_BENCH_VMHWM_FILE:
 
-     vmhwm_kb=K wall_ns=N
+     pid=P prog=NAME vmhwm_kb=K wall_ns=N
 
-   K is VmHWM from /proc/self/status, the peak resident set of this
-   process image; N the wall time (CLOCK_MONOTONIC) from this library's
-   constructor to its destructor.
+   NAME is the program's name (program_invocation_short_name), K VmHWM
+   from /proc/self/status, the peak resident set of this process image,
+   and N the wall time (CLOCK_MONOTONIC) from this library's constructor
+   to its destructor.  Every process that has the library loaded and
+   exits normally writes its line (one write, O_APPEND): a wrapper such
+   as /usr/bin/time that starts the program and outlives it writes one
+   too, so the reader picks the line of the program it means.
 
    Why not getrusage's ru_maxrss, which the benchtests print themselves:
    Linux keeps ru_maxrss across execve, so a program started through a
@@ -22,12 +26,13 @@
 
    The variable stays in the environment, so the library works through
    wrappers that exec the program (nice, env, rseq-run): an image that
-   execs runs no destructor, and the final one writes.  A forked child
-   that exits does not write (the destructor checks the pid the
-   constructor saw).  Only getenv, open, read, write and clock_gettime
-   are used: no malloc, whatever allocator is loaded.  */
+   execs runs no destructor.  A forked child that exits without exec
+   does not write (the destructor checks the pid the constructor saw).
+   Only getenv, open, read, write and clock_gettime are used: no malloc,
+   whatever allocator is loaded.  */
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,14 +93,18 @@ vmhwm_end (void)
         }
     }
 
-  char line[128], num[32];
+  char line[512], num[32];
   line[0] = '\0';
-  strcat (line, "vmhwm_kb=");
+  strcat (line, "pid=");
+  strcat (line, fmt_u (num + sizeof num, pid));
+  strcat (line, " prog=");
+  strncat (line, program_invocation_short_name, 256);
+  strcat (line, " vmhwm_kb=");
   strcat (line, hwm < 0 ? "-1" : fmt_u (num + sizeof num, hwm));
   strcat (line, " wall_ns=");
   strcat (line, fmt_u (num + sizeof num, wall));
   strcat (line, "\n");
-  fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd >= 0)
     {
       ssize_t unused = write (fd, line, strlen (line));

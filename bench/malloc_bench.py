@@ -1,0 +1,241 @@
+"""Run the malloc benchmarks of bench/malloc-bench.sh and print one table.
+
+Every benchmark x parameter x column is run once per round; within a
+round, the columns of one row run back to back and their order is
+rotated from round to round, so that each column sees the same machine
+noise.  The table has the median of the rounds for each cell and, in
+the other columns, the ratio to the stock glibc column.
+
+Benchmarks (the binaries are in DIR, built by malloc-bench.sh):
+  xfree   malloc-xfree-FLAVOUR THREADS BLOCKS: Mblocks/s, VmHWM
+  thread  glibc's bench-malloc-thread-FLAVOUR THREADS: malloc+free
+          iterations per wall second (all threads), VmHWM
+  simple  glibc's bench-malloc-simple-FLAVOUR SIZE: malloc+free pairs
+          per second over its 12 timed loops, VmHWM
+VmHWM of glibc's programs comes from vmhwm-FLAVOUR.so (LD_PRELOAD),
+which writes it at exit: see bench/vmhwm-preload.c.
+
+A column is KEY|LABEL|FLAVOUR|ENV|NA: FLAVOUR picks the binaries (stock:
+built with the system gcc against Debian's glibc; patched: rseq-gcc),
+ENV is space-separated VAR=VALUE settings (LD_PRELOAD there is put
+before the VmHWM library), and a non-empty NA is shown in every cell
+instead of running the column.  The first column is the reference."""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+class Column:
+    def __init__(self, spec):
+        parts = spec.split("|")
+        if len(parts) != 5:
+            raise SystemExit(f"malloc_bench.py: bad column '{spec}' "
+                             "(KEY|LABEL|FLAVOUR|ENV|NA)")
+        self.key, self.label, self.flavour, env, self.na = parts
+        self.env = dict(kv.split("=", 1) for kv in env.split())
+
+
+def parse_kv(text):
+    for line in text.splitlines():
+        if line.startswith("malloc-xfree "):
+            return dict(kv.split("=", 1) for kv in line.split()[1:])
+    raise ValueError("no 'malloc-xfree ...' line in its output")
+
+
+def glibc_result(text):
+    doc = json.loads(text)
+    return doc["functions"]["malloc"][""]
+
+
+def read_vmhwm(path, prog):
+    """VmHWM and wall time of PROG from vmhwm-preload.so's file."""
+    with open(path) as f:
+        lines = [dict(x.split("=", 1) for x in line.split())
+                 for line in f if line.strip()]
+    mine = [kv for kv in lines if kv.get("prog") == prog]
+    if len(mine) != 1:
+        raise ValueError(f"{len(mine)} lines of {prog} in {path}, expected 1")
+    return int(mine[0]["vmhwm_kb"]), int(mine[0]["wall_ns"])
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.failures = []
+        self.log = open(os.path.join(args.dir, "runs.log"), "w")
+        self.hwm_file = os.path.join(args.dir, "vmhwm.out")
+
+    def run(self, column, bench, param):
+        """Returns (throughput, vmhwm_kb) or None if the run failed."""
+        a = self.args
+        d = a.dir
+        fl = column.flavour
+        env = dict(os.environ)
+        env.update({k: v for k, v in column.env.items() if k != "LD_PRELOAD"})
+        preload = column.env.get("LD_PRELOAD", "").split()
+        if bench == "xfree":
+            cmd = [f"{d}/malloc-xfree-{fl}", str(param), str(a.xfree_blocks)]
+            timeout = 900
+        else:
+            name = "thread" if bench == "thread" else "simple"
+            cmd = [f"{d}/bench-malloc-{name}-{fl}", str(param)]
+            preload.append(f"{d}/vmhwm-{fl}.so")
+            env["MALLOC_BENCH_VMHWM_FILE"] = self.hwm_file
+            timeout = a.thread_seconds + 600
+            try:
+                os.unlink(self.hwm_file)
+            except FileNotFoundError:
+                pass
+        if preload:
+            env["LD_PRELOAD"] = " ".join(preload)
+        shown = " ".join(([f"LD_PRELOAD='{env['LD_PRELOAD']}'"] if preload else [])
+                         + [f"{k}={v}" for k, v in column.env.items()
+                            if k != "LD_PRELOAD"]
+                         + ([f"MALLOC_BENCH_VMHWM_FILE={self.hwm_file}"]
+                            if bench != "xfree" else [])
+                         + cmd)
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                               timeout=timeout)
+            out, err, rc = p.stdout, p.stderr, p.returncode
+        except subprocess.TimeoutExpired as e:
+            out, err, rc = e.stdout or "", f"timed out after {timeout} s", None
+            if isinstance(out, bytes):
+                out = out.decode(errors="replace")
+        except OSError as e:
+            out, err, rc = "", f"cannot run: {e}", None
+        took = time.monotonic() - t0
+        print(f"$ {shown}\n# exit {rc}, {took:.1f} s\n{out}{err}",
+              file=self.log, flush=True)
+        try:
+            if rc != 0:
+                raise ValueError(f"exit status {rc}: {err.strip()[-300:]}")
+            if bench == "xfree":
+                kv = parse_kv(out)
+                return float(kv["mblocks_per_s"]), int(kv["vmhwm_kb"])
+            res = glibc_result(out)
+            hwm, wall_ns = read_vmhwm(self.hwm_file, os.path.basename(cmd[0]))
+            if bench == "thread":
+                # Iterations of all threads per second of the process's
+                # wall time (the run lasts BENCHMARK_DURATION seconds).
+                return res["iterations"] / (wall_ns / 1e9) / 1e6, hwm
+            # bench-malloc-simple: 12 timed loops (3 arenas x 4 working
+            # set sizes), each time_ns per malloc+free pair.
+            times = [v for k, v in res.items() if k.endswith("_time")]
+            if len(times) != 12:
+                raise ValueError(f"{len(times)} *_time fields, expected 12")
+            return len(times) / sum(times) * 1e3, hwm
+        except (ValueError, KeyError, OSError, json.JSONDecodeError) as e:
+            self.failures.append(f"{column.key} {bench} {param}: {e}")
+            print(f"# FAILED: {e}", file=self.log, flush=True)
+            return None
+
+
+BENCHES = {
+    # key: (title, parameter name, throughput unit)
+    "xfree": ("cross-thread free (bench/malloc-xfree.c)", "threads",
+              "Mblocks/s"),
+    "thread": ("glibc bench-malloc-thread", "threads",
+               "M iterations/s (wall)"),
+    "simple": ("glibc bench-malloc-simple", "B blocks",
+               "M malloc+free/s"),
+}
+
+
+def fmt(v):
+    if v >= 100:
+        return f"{v:.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--rounds", type=int, required=True)
+    ap.add_argument("--xfree-threads", required=True)
+    ap.add_argument("--xfree-blocks", type=int, required=True)
+    ap.add_argument("--thread-threads", required=True)
+    ap.add_argument("--thread-seconds", type=int, required=True)
+    ap.add_argument("--simple-sizes", required=True)
+    ap.add_argument("--column", action="append", required=True)
+    ap.add_argument("--output", required=True)
+    ap.add_argument("--header", default="")
+    a = ap.parse_args()
+    columns = [Column(c) for c in a.column]
+    ref = columns[0]
+    rows = ([("xfree", int(t)) for t in a.xfree_threads.split()]
+            + [("thread", int(t)) for t in a.thread_threads.split()]
+            + [("simple", int(s)) for s in a.simple_sizes.split()])
+    live = [c for c in columns if not c.na]
+    runner = Runner(a)
+    samples = {}
+    for r in range(a.rounds):
+        order = live[r % len(live):] + live[:r % len(live)]
+        print(f"round {r + 1}/{a.rounds}: columns {' '.join(c.key for c in order)}",
+              file=sys.stderr, flush=True)
+        for bench, param in rows:
+            for c in order:
+                res = runner.run(c, bench, param)
+                if res is not None:
+                    samples.setdefault((bench, param, c.key), []).append(res)
+
+    with open(os.path.join(a.dir, "samples.json"), "w") as f:
+        json.dump([{"bench": b, "param": p, "column": k,
+                    "throughput": [s[0] for s in v], "vmhwm_kb": [s[1] for s in v]}
+                   for (b, p, k), v in samples.items()], f, indent=1)
+
+    def median(bench, param, col, i):
+        v = samples.get((bench, param, col.key))
+        if not v or len(v) < a.rounds:
+            return None
+        return statistics.median(s[i] for s in v)
+
+    lines = []
+    if a.header:
+        lines += [a.header, ""]
+    lines.append(f"### glibc malloc against other allocators: median of "
+                 f"{a.rounds} round(s), ratio to {ref.label} in parentheses")
+    lines.append("")
+    lines.append("| benchmark | | metric | " + " | ".join(c.label for c in columns) + " |")
+    lines.append("|---|---:|---|" + "---:|" * len(columns))
+    for bench, param in rows:
+        title, pname, unit = BENCHES[bench]
+        for i, metric in ((0, f"{unit} (higher is better)"),
+                          (1, "peak RSS, VmHWM MiB (lower is better)")):
+            base = median(bench, param, ref, i)
+            cells = []
+            for c in columns:
+                if c.na:
+                    cells.append(c.na)
+                    continue
+                m = median(bench, param, c, i)
+                if m is None:
+                    cells.append("failed")
+                    continue
+                cell = fmt(m / 1024 if i == 1 else m)
+                if c is not ref and base:
+                    cell += f" ({m / base:.2f}x)"
+                cells.append(cell)
+            label = f"{param} {pname}"
+            lines.append(f"| {title} | {label} | {metric} | " + " | ".join(cells) + " |")
+    if runner.failures:
+        lines.append("")
+        lines.append(f"{len(runner.failures)} run(s) failed (see {a.dir}/runs.log):")
+        lines += [f"- {f}" for f in runner.failures]
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    with open(a.output, "w") as f:
+        f.write(text)
+    return 1 if runner.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
