@@ -139,9 +139,9 @@ class Runner:
 
 BENCHES = {
     # key: (title, parameter name, throughput unit)
-    "xfree": ("cross-thread free (bench/malloc-xfree.c)", "threads",
+    "xfree": ("cross-thread free (bench/malloc-xfree.c)", "thread(s)",
               "Mblocks/s"),
-    "thread": ("glibc bench-malloc-thread", "threads",
+    "thread": ("glibc bench-malloc-thread", "thread(s)",
                "M iterations/s (wall)"),
     "simple": ("glibc bench-malloc-simple", "B blocks",
                "M malloc+free/s"),
