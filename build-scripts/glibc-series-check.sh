@@ -10,7 +10,8 @@
 #       machine's ABI after each patch (from patch N on) and run
 #       check-abi: hours (make series-check, not part of make check).
 #
-# Work trees: out/glibc-series-check (source) and out/glibc-series-check-build.
+# Work trees: out/glibc-series-check (source) and out/glibc-series-check-build;
+# out/glibc-series-check-static for --static.
 . "$(dirname "$0")/common.sh"
 
 mode=build from=1
@@ -21,9 +22,13 @@ case ${1:-} in
   *) die "usage: glibc-series-check.sh [--static | --from N]" ;;
 esac
 
-series=$OUT/glibc-series-check.patches
-src=$OUT/glibc-series-check
-build=$OUT/glibc-series-check-build
+# The static check has trees of its own, so that make check may run
+# while a build check is under way.
+work=$OUT/glibc-series-check
+[ "$mode" = build ] || work=$OUT/glibc-series-check-static
+series=$work.patches
+src=$work
+build=$work-build
 "$TOP/build-scripts/glibc-series.sh" "$series" >/dev/null
 
 rm -rf "$src"
