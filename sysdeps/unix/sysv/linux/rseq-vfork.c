@@ -61,9 +61,12 @@ _Static_assert (RSEQ_VFORK_CLONE_VM == CLONE_VM, "CLONE_VM");
 _Static_assert (RSEQ_VFORK_CLONE_VFORK == CLONE_VFORK, "CLONE_VFORK");
 _Static_assert (RSEQ_VFORK_CLONE_SETTLS == CLONE_SETTLS, "CLONE_SETTLS");
 _Static_assert (offsetof (struct pthread, rseq_glibc.vfork)
-		== (offsetof (struct pthread, rseq_area)
-		    + __RSEQ_AREA_VFORK_OFFSET),
+		== offsetof (struct pthread, rseq_area) - 4,
 		"the vfork word right before the rseq area");
+#ifdef __RSEQ_AREA_VFORK_OFFSET
+_Static_assert (__RSEQ_AREA_VFORK_OFFSET == -4,
+		"<sys/rseq.h> publishes the offset of the vfork word");
+#endif
 
 pid_t
 __rseq_vfork_return (pid_t pid)
