@@ -31,7 +31,9 @@ src=$work
 build=$work-build
 "$TOP/build-scripts/glibc-series.sh" "$series" >/dev/null
 
-rm -rf "$src"
+# A fresh build tree too: objects of a later patch left by an earlier
+# run would be linked into an earlier one's libc.
+rm -rf "$src" "$build"
 mkdir -p "$src"
 tar -xf "$GLIBC_TARBALL" -C "$src" --strip-components=1
 cd "$src"
