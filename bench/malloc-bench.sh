@@ -10,7 +10,7 @@
 #   glibc's bench-malloc-thread    (glibc 2.36 benchtests, from out/glibc-pristine)
 #   glibc's bench-malloc-simple
 # Columns: stock glibc (Debian's), the patched glibc (rseq-gcc), the
-# patched glibc with GLIBC_TUNABLES=glibc.malloc.percpu=1 (n/a until its
+# patched glibc with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid (n/a until its
 # ld.so lists that tunable), and Debian's libjemalloc2,
 # libtcmalloc-minimal4 and libmimalloc2.0 with LD_PRELOAD into the stock
 # binaries (build-scripts/deps.sh bench installs them; a missing one is
@@ -91,7 +91,7 @@ if "$ldso" --list-tunables 2>/dev/null | grep -q '^glibc\.malloc\.percpu:'; then
 columns=(
   "stock|stock glibc|stock||"
   "patched|patched glibc|patched||"
-  "percpu|patched, glibc.malloc.percpu=1|patched|GLIBC_TUNABLES=glibc.malloc.percpu=1|$percpu_na"
+  "percpu|patched, glibc.malloc.percpu=mm_cid|patched|GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid|$percpu_na"
 )
 while read -r name pkg lib; do
   version=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null | sed 's/[-+].*//') || version=

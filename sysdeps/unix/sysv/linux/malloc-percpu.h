@@ -1,0 +1,729 @@
+/* Per-CPU cache of malloc between the thread cache and the arenas.
+   Linux version, built on the per-CPU operations of <sys/rseq-percpu.h>.
+   Copyright (C) 2026 Free Software Foundation, Inc.
+   This file is part of the GNU C Library.
+
+   The GNU C Library is free software; you can redistribute it and/or
+   modify it under the terms of the GNU Lesser General Public
+   License as published by the Free Software Foundation; either
+   version 2.1 of the License, or (at your option) any later version.
+
+   The GNU C Library is distributed in the hope that it will be useful,
+   but WITHOUT ANY WARRANTY; without even the implied warranty of
+   MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+   Lesser General Public License for more details.
+
+   You should have received a copy of the GNU Lesser General Public
+   License along with the GNU C Library; if not, see
+   <https://www.gnu.org/licenses/>.  */
+
+#include <sys/rseq-percpu.h>
+
+/* libc_malloc_debug.so compiles malloc.c too; only libc has the
+   cache.  */
+#if !defined __RSEQ_PERCPU_ARCH || !IS_IN (libc)
+# include <sysdeps/generic/malloc-percpu.h>
+#else
+
+#ifndef _MALLOC_PERCPU_H
+#define _MALLOC_PERCPU_H 1
+
+#include <atomic.h>
+#include <libc-lock.h>
+#include <pthreadP.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <sysdep.h>
+
+/* With glibc.malloc.percpu set, a chunk that the thread cache has no
+   room for goes to a cache of the CPU the thread runs on (or of its
+   memory-map concurrency ID), and malloc takes a chunk from there when
+   the thread cache is empty, before it locks an arena.  Chunks freed on
+   one thread and allocated on another (a producer and a consumer) then
+   meet in the cache of their CPU instead of passing one at a time
+   through an arena under its lock.
+
+   Each cache holds, for each size class of the thread cache, a count
+   and an array of that many chunk pointers (a stack).  A push writes
+   the pointer above the top and then commits the count; a pop checks
+   the count and the top pointer and commits the count.  Both are one
+   restartable sequence of <sys/rseq-percpu.h>, so they need no atomic
+   instruction, and comparing the pointer as well as the count rules out
+   the ABA problem of a pop that was overtaken by a pop and a push.  A
+   stack of pointers, unlike a list threaded through the chunks, never
+   dereferences a chunk inside a sequence.
+
+   Below the per-CPU caches, a transfer cache per size class takes half
+   of a full per-CPU array at a time and gives a batch to an empty one,
+   under a lock taken once per batch.  Chunks that do not fit go back to
+   their own arenas.
+
+   An operation that aborts is retried a few times and then the chunk
+   takes the path it takes without the cache: a thread that aborts every
+   time (single-stepped by a debugger) still makes progress, and malloc
+   never calls cpu_opv.  Threads that cannot run per-CPU operations
+   (rseq not registered, disabled by glibc.pthread.rseq, a vfork child)
+   take that path too.
+
+   Only this CPU may change its caches, so emptying the cache of
+   another CPU (malloc_trim, a thread exit that leaves a concurrency ID
+   unused, a cache nobody has refilled for a long time) locks each count
+   by storing PERCPU_LOCKED with an atomic compare-and-exchange, then
+   makes every thread of the process leave any sequence it is in with
+   membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ), and checks that
+   no sequence committed over the lock in between.  After that no
+   operation can commit on that cache (each sees the lock and fails)
+   until the count is stored back.
+
+   Chunks in the caches stay allocated as far as the arenas know, like
+   the chunks of the thread cache: mallinfo2 counts them as in use, and
+   malloc_stats and malloc_info report them separately.  */
+
+/* Maximum pointers of one size class in one per-CPU cache.  */
+#define PERCPU_MAX_SLOTS 256
+/* The transfer cache of a class holds this many per-CPU arrays: a
+   transfer cache that is often full or empty sends chunks to the arenas
+   one at a time.  */
+#define PERCPU_TRANSFER_ARRAYS 32
+/* Attempts of an operation before the chunk takes the arenas' path.  */
+#define PERCPU_ATTEMPTS 4
+/* The count of a cache being emptied by another CPU.  */
+#define PERCPU_LOCKED ((intptr_t) -1)
+/* Per-CPU budget when glibc.malloc.percpu_bytes is not set.  */
+#define PERCPU_DEFAULT_BYTES (512 * 1024)
+/* A cache looks for idle caches once in this many of its refills and
+   flushes; one that had none between two looks is emptied.  */
+#define PERCPU_IDLE_SCAN 1024
+
+#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
+# define MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (1 << 7)
+# define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ (1 << 8)
+#endif
+
+enum percpu_mode
+{
+  percpu_off,
+  percpu_mm_cid,
+  percpu_cpu_id
+};
+
+enum percpu_state
+{
+  percpu_unset,			/* Not set up yet.  */
+  percpu_ready,
+  percpu_unavailable		/* Off, or the kernel cannot run it.  */
+};
+
+struct percpu_transfer
+{
+  __libc_lock_define (, lock);
+  size_t count;
+  void **slots;
+};
+
+static struct
+{
+  enum percpu_mode mode;
+  size_t bytes;
+  int state;			/* enum percpu_state.  */
+  int field;			/* RSEQ_PERCPU_INDEX_*.  */
+  unsigned int ncaches;
+  unsigned int nclasses;
+  size_t stride;		/* Words of one per-CPU cache.  */
+  uintptr_t key;		/* The key field of a cached chunk.  */
+  intptr_t *base;		/* The caches, then the transfer slots.  */
+  size_t map_size;
+  /* Word offset in a cache of the count of each class, followed by its
+     slots, and the number of slots (0: the class is not cached).  */
+  unsigned int offset[TCACHE_MAX_BINS];
+  unsigned int cap[TCACHE_MAX_BINS];
+  struct percpu_transfer transfer[TCACHE_MAX_BINS];
+} percpu = { .bytes = PERCPU_DEFAULT_BYTES };
+
+/* Serializes setting up and emptying caches.  Taken before an arena
+   lock, never after.  */
+__libc_lock_define_initialized (static, percpu_lock);
+
+static void
+percpu_cache_set_mode (const char *mode)
+{
+  if (strcmp (mode, "mm_cid") == 0)
+    percpu.mode = percpu_mm_cid;
+  else if (strcmp (mode, "cpu_id") == 0)
+    percpu.mode = percpu_cpu_id;
+  else
+    percpu.mode = percpu_off;
+}
+
+static void
+percpu_cache_set_bytes (size_t bytes)
+{
+  percpu.bytes = bytes;
+}
+
+/* The header of a cache, before the counts and slots of its classes:
+   the refills and flushes of the cache (a statistic: increments may be
+   lost when threads on one CPU race), and their number the last time
+   another cache looked at it (written under percpu_lock).  */
+enum
+{
+  percpu_word_slow_ops,
+  percpu_word_seen_ops,
+  percpu_header_words
+};
+
+static __always_inline intptr_t *
+percpu_cache_of (unsigned int cpu)
+{
+  return percpu.base + (size_t) cpu * percpu.stride;
+}
+
+static __always_inline intptr_t *
+percpu_count (unsigned int cpu, size_t tc_idx)
+{
+  return percpu_cache_of (cpu) + percpu.offset[tc_idx];
+}
+
+static __always_inline void **
+percpu_slots (intptr_t *count)
+{
+  return (void **) (count + 1);
+}
+
+static int
+percpu_membarrier (int cmd)
+{
+  return INTERNAL_SYSCALL_CALL (membarrier, cmd, 0, 0);
+}
+
+/* Size the caches from the budget: each class gets an equal share of
+   it, in chunks of its size.  */
+static size_t
+percpu_layout (void)
+{
+  size_t words = percpu_header_words;
+  percpu.nclasses = mp_.tcache_bins;
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    {
+      size_t csize = tidx2usize (c) + SIZE_SZ;
+      size_t cap = percpu.bytes / percpu.nclasses / csize;
+      if (cap > PERCPU_MAX_SLOTS)
+	cap = PERCPU_MAX_SLOTS;
+      if (cap < 2)
+	cap = 0;
+      percpu.cap[c] = cap;
+      percpu.offset[c] = words;
+      words += 1 + cap;
+    }
+  /* Whole cache lines, so that CPUs do not share one.  */
+  return ALIGN_UP (words, 128 / sizeof (intptr_t));
+}
+
+/* Set up the caches on first use.  Returns false if they cannot be
+   used in this process.  */
+static bool
+percpu_setup (void)
+{
+  /* A signal handler that frees while this thread sets up takes the
+     arenas' path.  */
+  if (__libc_lock_trylock (percpu_lock) != 0)
+    return false;
+  if (percpu.state != percpu_unset)
+    goto out;
+  percpu.state = percpu_unavailable;
+
+  if (percpu.mode == percpu_off || __rseq_size == 0)
+    goto out;
+  percpu.field = RSEQ_PERCPU_INDEX_CPU_ID;
+  /* mm_cid where the kernel has it (Linux 6.3 and later).  */
+  if (percpu.mode == percpu_mm_cid
+      && __rseq_area_has_field (__RSEQ_AREA_MM_CID_OFFSET))
+    percpu.field = RSEQ_PERCPU_INDEX_MM_CID;
+  /* Emptying another CPU's cache needs membarrier's rseq command
+     (Linux 5.10 and later).  */
+  if (percpu_membarrier (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
+      != 0)
+    goto out;
+
+  /* Both a CPU number and a concurrency ID are below the number of
+     possible CPUs.  */
+  int ncpus = __get_nprocs_conf ();
+  percpu.ncaches = ncpus > 0 ? ncpus : 1;
+  percpu.stride = percpu_layout ();
+  size_t transfer_words = 0;
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    transfer_words += PERCPU_TRANSFER_ARRAYS * percpu.cap[c];
+  size_t size = (percpu.ncaches * percpu.stride + transfer_words)
+		* sizeof (intptr_t);
+  size = ALIGN_UP (size, GLRO (dl_pagesize));
+  void *map = __mmap (NULL, size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED)
+    goto out;
+
+  percpu.base = map;
+  percpu.map_size = size;
+  intptr_t *slots = percpu.base + percpu.ncaches * percpu.stride;
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    {
+      __libc_lock_init (percpu.transfer[c].lock);
+      percpu.transfer[c].slots = (void **) slots;
+      slots += PERCPU_TRANSFER_ARRAYS * percpu.cap[c];
+    }
+  percpu.key = ~tcache_key;
+  atomic_store_release (&percpu.state, percpu_ready);
+ out:
+  __libc_lock_unlock (percpu_lock);
+  return percpu.state == percpu_ready;
+}
+
+/* The cache of the calling thread's CPU, or -1.  */
+static __always_inline int
+percpu_current (void)
+{
+  int cpu = __rseq_percpu_current_cpu (percpu.field);
+  if (__glibc_unlikely ((unsigned int) cpu >= percpu.ncaches))
+    return -1;
+  return cpu;
+}
+
+/* Return chunk MEM to its arena, outside the caches.  *LOCKED is the
+   arena the caller holds, or NULL; MEM's arena is left locked in it so
+   that a run of chunks of one arena takes its lock once.  */
+static void
+percpu_free_to_arena (void *mem, mstate *locked)
+{
+  mchunkptr p = mem2chunk (mem);
+  mstate av = arena_for_chunk (p);
+  ((tcache_entry *) mem)->key = 0;
+  if (av != *locked)
+    {
+      if (*locked != NULL)
+	__libc_lock_unlock ((*locked)->mutex);
+      __libc_lock_lock (av->mutex);
+      *locked = av;
+    }
+  _int_free (av, p, 1);
+}
+
+static void
+percpu_free_batch (void **batch, size_t n)
+{
+  mstate locked = NULL;
+  for (size_t i = 0; i < n; i++)
+    percpu_free_to_arena (batch[i], &locked);
+  if (locked != NULL)
+    __libc_lock_unlock (locked->mutex);
+}
+
+/* Put N chunks of class TC_IDX into its transfer cache; return how many
+   fitted.  */
+static size_t
+percpu_transfer_put (size_t tc_idx, void **batch, size_t n)
+{
+  struct percpu_transfer *t = &percpu.transfer[tc_idx];
+  size_t room;
+  __libc_lock_lock (t->lock);
+  room = PERCPU_TRANSFER_ARRAYS * percpu.cap[tc_idx] - t->count;
+  if (n > room)
+    n = room;
+  memcpy (t->slots + t->count, batch, n * sizeof (void *));
+  t->count += n;
+  __libc_lock_unlock (t->lock);
+  return n;
+}
+
+/* Take up to N chunks of class TC_IDX from its transfer cache.  */
+static size_t
+percpu_transfer_get (size_t tc_idx, void **batch, size_t n)
+{
+  struct percpu_transfer *t = &percpu.transfer[tc_idx];
+  if (atomic_load_relaxed (&t->count) == 0)
+    return 0;
+  __libc_lock_lock (t->lock);
+  if (n > t->count)
+    n = t->count;
+  t->count -= n;
+  memcpy (batch, t->slots + t->count, n * sizeof (void *));
+  __libc_lock_unlock (t->lock);
+  return n;
+}
+
+static void percpu_drain_idle (void);
+
+/* A refill or flush of cache CPU: the cache is in use.  */
+static void
+percpu_touch (int cpu)
+{
+  intptr_t *ops = &percpu_cache_of (cpu)[percpu_word_slow_ops];
+  intptr_t n = atomic_load_relaxed (ops) + 1;
+  atomic_store_relaxed (ops, n);
+  if (__glibc_unlikely (n % PERCPU_IDLE_SCAN == 0))
+    percpu_drain_idle ();
+}
+
+/* The array of class TC_IDX on CPU is full with N chunks: move its top
+   half to the transfer cache, and what does not fit there to the
+   arenas.  Returns false if the move did not commit.  */
+static bool
+percpu_flush (int cpu, size_t tc_idx, intptr_t *count, intptr_t n)
+{
+  void *batch[PERCPU_MAX_SLOTS];
+  size_t k = (n + 1) / 2;
+  void **slots = percpu_slots (count);
+  if (__rseq_percpu_try_cmpeqv_trymemcpy_storev
+	(percpu.field, count, n, batch, &slots[n - k], k * sizeof (void *),
+	 n - k, cpu) != 0)
+    return false;
+  size_t moved = percpu_transfer_put (tc_idx, batch, k);
+  percpu_free_batch (batch + moved, k - moved);
+  percpu_touch (cpu);
+  return true;
+}
+
+/* The array of class TC_IDX on CPU is empty: take a batch from the
+   transfer cache, return one chunk of it and put the rest into the
+   array of the CPU the thread runs on.  NULL if the transfer cache is
+   empty.  */
+static void *
+percpu_refill (int cpu, size_t tc_idx)
+{
+  void *batch[PERCPU_MAX_SLOTS];
+  size_t n = percpu_transfer_get (tc_idx, batch, percpu.cap[tc_idx] / 2 + 1);
+  if (n == 0)
+    return NULL;
+  void *mem = batch[--n];
+  for (int attempt = 0; n > 0 && attempt < PERCPU_ATTEMPTS; attempt++)
+    {
+      if (cpu < 0)
+	break;
+      intptr_t *count = percpu_count (cpu, tc_idx);
+      intptr_t have = atomic_load_relaxed (count);
+      if (have < 0 || have + n > percpu.cap[tc_idx])
+	break;
+      int ret = __rseq_percpu_try_cmpeqv_trymemcpy_storev
+	(percpu.field, count, have, &percpu_slots (count)[have], batch,
+	 n * sizeof (void *), have + n, cpu);
+      if (ret == 0)
+	{
+	  n = 0;
+	  percpu_touch (cpu);
+	}
+      else
+	cpu = percpu_current ();
+    }
+  if (n > 0)
+    {
+      size_t moved = percpu_transfer_put (tc_idx, batch, n);
+      percpu_free_batch (batch + moved, n - moved);
+    }
+  ((tcache_entry *) mem)->key = 0;
+  return mem;
+}
+
+/* A chunk of class TC_IDX from the cache of the calling thread's CPU,
+   or NULL.  */
+static void *
+percpu_cache_get (size_t tc_idx)
+{
+  if (atomic_load_acquire (&percpu.state) != percpu_ready
+      || tc_idx >= percpu.nclasses || percpu.cap[tc_idx] == 0)
+    return NULL;
+  for (int attempt = 0; attempt < PERCPU_ATTEMPTS; attempt++)
+    {
+      int cpu = percpu_current ();
+      if (cpu < 0)
+	return NULL;
+      intptr_t *count = percpu_count (cpu, tc_idx);
+      intptr_t n = atomic_load_relaxed (count);
+      if (n == 0)
+	return percpu_refill (cpu, tc_idx);
+      if (n < 0 || n > percpu.cap[tc_idx])
+	return NULL;
+      void **top = &percpu_slots (count)[n - 1];
+      void *mem = atomic_load_relaxed (top);
+      if (__rseq_percpu_try_cmpeqv_cmpeqv_storev
+	    (percpu.field, count, n, (intptr_t *) top, (intptr_t) mem, n - 1,
+	     cpu) == 0)
+	{
+	  ((tcache_entry *) mem)->key = 0;
+	  return mem;
+	}
+    }
+  return NULL;
+}
+
+/* Whether MEM is in a per-CPU or transfer cache.  Only called when its
+   key says it may be: the caches may change while they are read, but
+   not a chunk that the caller owns.  */
+static bool
+percpu_holds (void *mem, size_t tc_idx)
+{
+  for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
+    {
+      intptr_t *count = percpu_count (cpu, tc_idx);
+      intptr_t n = atomic_load_relaxed (count);
+      for (intptr_t i = 0; i < n && i < percpu.cap[tc_idx]; i++)
+	if (atomic_load_relaxed (&percpu_slots (count)[i]) == mem)
+	  return true;
+    }
+  struct percpu_transfer *t = &percpu.transfer[tc_idx];
+  bool found = false;
+  __libc_lock_lock (t->lock);
+  for (size_t i = 0; i < t->count && !found; i++)
+    found = t->slots[i] == mem;
+  __libc_lock_unlock (t->lock);
+  return found;
+}
+
+/* _int_free of chunk MEM of class TC_IDX, before the thread cache: a
+   chunk found in a per-CPU cache is freed twice.  */
+static __always_inline void
+percpu_cache_check_free (tcache_entry *e, size_t tc_idx)
+{
+  if (__glibc_unlikely (e->key == percpu.key)
+      && atomic_load_acquire (&percpu.state) == percpu_ready
+      && tc_idx < percpu.nclasses && percpu_holds (e, tc_idx))
+    malloc_printerr ("free(): double free detected in per-CPU cache");
+}
+
+/* Put chunk P of class TC_IDX into the cache of the calling thread's
+   CPU.  Returns false if the caller must free it to its arena.  */
+static bool
+percpu_cache_put (mchunkptr p, size_t tc_idx)
+{
+  int state = atomic_load_acquire (&percpu.state);
+  if (__glibc_unlikely (state != percpu_ready))
+    {
+      if (state != percpu_unset || percpu.mode == percpu_off
+	  || !percpu_setup ())
+	return false;
+    }
+  if (tc_idx >= percpu.nclasses || percpu.cap[tc_idx] == 0)
+    return false;
+
+  tcache_entry *e = (tcache_entry *) chunk2mem (p);
+  e->key = percpu.key;
+  for (int attempt = 0; attempt < PERCPU_ATTEMPTS; attempt++)
+    {
+      int cpu = percpu_current ();
+      if (cpu < 0)
+	break;
+      intptr_t *count = percpu_count (cpu, tc_idx);
+      intptr_t n = atomic_load_relaxed (count);
+      if (n < 0 || n > percpu.cap[tc_idx])
+	break;
+      if (n == percpu.cap[tc_idx])
+	{
+	  percpu_flush (cpu, tc_idx, count, n);
+	  continue;
+	}
+      if (__rseq_percpu_try_cmpeqv_trystorev_storev
+	    (percpu.field, count, n, (intptr_t *) &percpu_slots (count)[n],
+	     (intptr_t) e, n + 1, cpu) == 0)
+	return true;
+    }
+  e->key = 0;
+  return false;
+}
+
+/* Store PERCPU_LOCKED into the count of class C of cache CPU; return
+   the count it replaced.  */
+static intptr_t
+percpu_lock_count (unsigned int cpu, unsigned int c)
+{
+  intptr_t *count = percpu_count (cpu, c);
+  intptr_t n = atomic_load_relaxed (count);
+  while (!atomic_compare_exchange_weak_acquire (count, &n, PERCPU_LOCKED))
+    ;
+  if (n < 0 || n > percpu.cap[c])
+    malloc_printerr ("malloc(): corrupted per-CPU cache");
+  return n;
+}
+
+/* Lock every count of cache CPU against the operations, and make sure
+   with membarrier that no sequence that read a count before it was
+   locked committed after: such a commit overwrote the lock, so lock
+   that count again, until none did.  SAVED receives the counts.  */
+static void
+percpu_lock_cache (unsigned int cpu, intptr_t *saved)
+{
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    saved[c] = percpu_lock_count (cpu, c);
+  for (;;)
+    {
+      /* Every thread of the process that was in a sequence has now
+	 left it, committed or not.  */
+      percpu_membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
+      bool stable = true;
+      for (unsigned int c = 0; c < percpu.nclasses; c++)
+	if (atomic_load_relaxed (percpu_count (cpu, c)) != PERCPU_LOCKED)
+	  {
+	    saved[c] = percpu_lock_count (cpu, c);
+	    stable = false;
+	  }
+      if (stable)
+	return;
+    }
+}
+
+/* Empty the caches of CPUs FIRST to END - 1 into the arenas.  Called
+   with percpu_lock held.  */
+static void
+percpu_drain_range (unsigned int first, unsigned int end)
+{
+  intptr_t saved[TCACHE_MAX_BINS];
+  for (unsigned int cpu = first; cpu < end; cpu++)
+    {
+      bool empty = true;
+      for (unsigned int c = 0; c < percpu.nclasses && empty; c++)
+	empty = atomic_load_relaxed (percpu_count (cpu, c)) == 0;
+      if (empty)
+	continue;
+      percpu_lock_cache (cpu, saved);
+      for (unsigned int c = 0; c < percpu.nclasses; c++)
+	percpu_free_batch (percpu_slots (percpu_count (cpu, c)), saved[c]);
+      for (unsigned int c = 0; c < percpu.nclasses; c++)
+	atomic_store_release (percpu_count (cpu, c), 0);
+    }
+}
+
+static void
+percpu_drain_transfer (void)
+{
+  void *batch[PERCPU_MAX_SLOTS];
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    {
+      size_t n;
+      while ((n = percpu_transfer_get (c, batch, PERCPU_MAX_SLOTS)) > 0)
+	percpu_free_batch (batch, n);
+    }
+}
+
+/* malloc_trim: return every cached chunk to its arena.  */
+static void
+percpu_cache_drain (void)
+{
+  if (atomic_load_acquire (&percpu.state) != percpu_ready)
+    return;
+  __libc_lock_lock (percpu_lock);
+  percpu_drain_range (0, percpu.ncaches);
+  percpu_drain_transfer ();
+  __libc_lock_unlock (percpu_lock);
+}
+
+/* Empty the caches that had no refill or flush since the last look:
+   their CPU (or concurrency ID) is no longer used, or used too little
+   to matter.  */
+static void
+percpu_drain_idle (void)
+{
+  if (__libc_lock_trylock (percpu_lock) != 0)
+    return;
+  for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
+    {
+      intptr_t *header = percpu_cache_of (cpu);
+      intptr_t ops = atomic_load_relaxed (&header[percpu_word_slow_ops]);
+      if (ops == header[percpu_word_seen_ops])
+	percpu_drain_range (cpu, cpu + 1);
+      header[percpu_word_seen_ops] = ops;
+    }
+  __libc_lock_unlock (percpu_lock);
+}
+
+/* A thread exits.  Concurrency IDs are below the number of threads, so
+   the caches of IDs from that number on are no longer used.  */
+static void
+percpu_cache_thread_exit (void)
+{
+  if (atomic_load_acquire (&percpu.state) != percpu_ready
+      || percpu.field != RSEQ_PERCPU_INDEX_MM_CID)
+    return;
+  /* This thread still counts in __nptl_nthreads.  */
+  unsigned int live = atomic_load_relaxed (&__nptl_nthreads);
+  if (live > 1)
+    live--;
+  if (live >= percpu.ncaches)
+    return;
+  __libc_lock_lock (percpu_lock);
+  percpu_drain_range (live, percpu.ncaches);
+  __libc_lock_unlock (percpu_lock);
+}
+
+/* fork: percpu_lock is taken before the arena locks, the transfer
+   caches' after them (nothing holding one takes another lock).  */
+static void
+percpu_cache_fork_lock_parent (void)
+{
+  __libc_lock_lock (percpu_lock);
+}
+
+static void
+percpu_cache_fork_lock_transfer (void)
+{
+  if (percpu.state == percpu_ready)
+    for (unsigned int c = 0; c < percpu.nclasses; c++)
+      __libc_lock_lock (percpu.transfer[c].lock);
+}
+
+static void
+percpu_cache_fork_unlock_parent (void)
+{
+  if (percpu.state == percpu_ready)
+    for (unsigned int c = 0; c < percpu.nclasses; c++)
+      __libc_lock_unlock (percpu.transfer[c].lock);
+  __libc_lock_unlock (percpu_lock);
+}
+
+/* The child keeps the caches and their chunks: it has the same memory,
+   and a concurrency ID or CPU it will use finds them.  */
+static void
+percpu_cache_fork_unlock_child (void)
+{
+  if (percpu.state == percpu_ready)
+    for (unsigned int c = 0; c < percpu.nclasses; c++)
+      __libc_lock_init (percpu.transfer[c].lock);
+  __libc_lock_init (percpu_lock);
+  if (percpu.state == percpu_ready
+      && percpu_membarrier (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
+	 != 0)
+    percpu.state = percpu_unavailable;
+}
+
+struct percpu_cache_stats
+{
+  const char *mode;		/* "off", "mm_cid" or "cpu_id".  */
+  size_t caches;		/* Per-CPU caches set up.  */
+  size_t chunks;		/* Chunks held, in them and the transfer
+				   cache.  */
+  size_t bytes;			/* Their total size.  */
+};
+
+static void
+percpu_cache_stats (struct percpu_cache_stats *stats)
+{
+  stats->mode = "off";
+  stats->caches = 0;
+  stats->chunks = 0;
+  stats->bytes = 0;
+  if (atomic_load_acquire (&percpu.state) != percpu_ready)
+    return;
+  stats->mode = percpu.field == RSEQ_PERCPU_INDEX_MM_CID ? "mm_cid" : "cpu_id";
+  stats->caches = percpu.ncaches;
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    {
+      size_t n = 0;
+      for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
+	{
+	  intptr_t k = atomic_load_relaxed (percpu_count (cpu, c));
+	  if (k > 0)
+	    n += k;
+	}
+      n += atomic_load_relaxed (&percpu.transfer[c].count);
+      stats->chunks += n;
+      stats->bytes += n * (tidx2usize (c) + SIZE_SZ);
+    }
+}
+
+#endif /* malloc-percpu.h */
+#endif /* __RSEQ_PERCPU_ARCH && IS_IN (libc) */
