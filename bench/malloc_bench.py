@@ -156,6 +156,46 @@ def fmt(v):
     return f"{v:.2f}"
 
 
+def plot(path, columns, rows, median):
+    """Throughput and peak RSS against threads, one line per column, for
+    the benchmarks whose parameter is a thread count."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    benches = [b for b in ("xfree", "thread") if any(r[0] == b for r in rows)]
+    if not benches:
+        return False
+    fig, axes = plt.subplots(2, len(benches), figsize=(6 * len(benches), 8),
+                             squeeze=False)
+    for j, bench in enumerate(benches):
+        title, pname, unit = BENCHES[bench]
+        params = [p for b, p in rows if b == bench]
+        for i, ylabel in ((0, unit), (1, "peak RSS (VmHWM, MiB)")):
+            ax = axes[i][j]
+            for c in columns:
+                if c.na:
+                    continue
+                pts = [(p, median(bench, p, c, i)) for p in params]
+                pts = [(p, v / 1024 if i == 1 else v) for p, v in pts if v is not None]
+                if pts:
+                    ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o",
+                            label=c.label)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(params)
+            ax.set_xticklabels([str(p) for p in params])
+            ax.set_xlabel(pname)
+            ax.set_ylabel(ylabel)
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
@@ -226,6 +266,9 @@ def main():
                 cells.append(cell)
             label = f"{param} {pname}"
             lines.append(f"| {title} | {label} | {metric} | " + " | ".join(cells) + " |")
+    png = os.path.splitext(a.output)[0] + ".png"
+    if plot(png, columns, rows, median):
+        lines += ["", f"Plot: {png}"]
     if runner.failures:
         lines.append("")
         lines.append(f"{len(runner.failures)} run(s) failed (see {a.dir}/runs.log):")

@@ -100,4 +100,9 @@ percpu_cache_stats (struct percpu_cache_stats *stats)
   stats->bytes = 0;
 }
 
+static inline void
+percpu_cache_info (FILE *fp)
+{
+}
+
 #endif /* malloc-percpu.h */

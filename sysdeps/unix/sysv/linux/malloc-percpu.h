@@ -162,15 +162,31 @@ percpu_cache_set_bytes (size_t bytes)
 }
 
 /* The header of a cache, before the counts and slots of its classes:
-   the refills and flushes of the cache (a statistic: increments may be
-   lost when threads on one CPU race), and their number the last time
-   another cache looked at it (written under percpu_lock).  */
+   the refills and flushes of the cache, and their number the last time
+   another cache looked at it (written under percpu_lock); then
+   statistics for malloc_info: refills, flushes, times another thread
+   emptied the cache, mallocs that found it and the transfer cache
+   empty, and chunks of flushes that went to the arenas.  Outside
+   percpu_lock they are counted without atomic instructions: threads on
+   one CPU that race may lose an increment.  */
 enum
 {
   percpu_word_slow_ops,
   percpu_word_seen_ops,
+  percpu_word_refills,
+  percpu_word_flushes,
+  percpu_word_drains,
+  percpu_word_misses,
+  percpu_word_overflows,
   percpu_header_words
 };
+
+static __always_inline void
+percpu_count_event (int cpu, int word, intptr_t n)
+{
+  intptr_t *w = &percpu.base[(size_t) cpu * percpu.stride + word];
+  atomic_store_relaxed (w, atomic_load_relaxed (w) + n);
+}
 
 static __always_inline intptr_t *
 percpu_cache_of (unsigned int cpu)
@@ -377,6 +393,9 @@ percpu_flush (int cpu, size_t tc_idx, intptr_t *count, intptr_t n)
     return false;
   size_t moved = percpu_transfer_put (tc_idx, batch, k);
   percpu_free_batch (batch + moved, k - moved);
+  percpu_count_event (cpu, percpu_word_flushes, 1);
+  if (moved < k)
+    percpu_count_event (cpu, percpu_word_overflows, k - moved);
   percpu_touch (cpu);
   return true;
 }
@@ -391,7 +410,10 @@ percpu_refill (int cpu, size_t tc_idx)
   void *batch[PERCPU_MAX_SLOTS];
   size_t n = percpu_transfer_get (tc_idx, batch, percpu.cap[tc_idx] / 2 + 1);
   if (n == 0)
-    return NULL;
+    {
+      percpu_count_event (cpu, percpu_word_misses, 1);
+      return NULL;
+    }
   void *mem = batch[--n];
   for (int attempt = 0; n > 0 && attempt < PERCPU_ATTEMPTS; attempt++)
     {
@@ -407,6 +429,7 @@ percpu_refill (int cpu, size_t tc_idx)
       if (ret == 0)
 	{
 	  n = 0;
+	  percpu_count_event (cpu, percpu_word_refills, 1);
 	  percpu_touch (cpu);
 	}
       else
@@ -581,6 +604,7 @@ percpu_drain_range (unsigned int first, unsigned int end)
       if (empty)
 	continue;
       percpu_lock_cache (cpu, saved);
+      percpu_count_event (cpu, percpu_word_drains, 1);
       for (unsigned int c = 0; c < percpu.nclasses; c++)
 	percpu_free_batch (percpu_slots (percpu_count (cpu, c)), saved[c]);
       for (unsigned int c = 0; c < percpu.nclasses; c++)
@@ -699,6 +723,22 @@ struct percpu_cache_stats
   size_t bytes;			/* Their total size.  */
 };
 
+/* The chunks and bytes that cache CPU holds.  */
+static void
+percpu_cache_held (unsigned int cpu, size_t *chunks, size_t *bytes)
+{
+  *chunks = *bytes = 0;
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    {
+      intptr_t k = atomic_load_relaxed (percpu_count (cpu, c));
+      if (k > 0)
+	{
+	  *chunks += k;
+	  *bytes += k * (tidx2usize (c) + SIZE_SZ);
+	}
+    }
+}
+
 static void
 percpu_cache_stats (struct percpu_cache_stats *stats)
 {
@@ -710,19 +750,52 @@ percpu_cache_stats (struct percpu_cache_stats *stats)
     return;
   stats->mode = percpu.field == RSEQ_PERCPU_INDEX_MM_CID ? "mm_cid" : "cpu_id";
   stats->caches = percpu.ncaches;
+  for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
+    {
+      size_t chunks, bytes;
+      percpu_cache_held (cpu, &chunks, &bytes);
+      stats->chunks += chunks;
+      stats->bytes += bytes;
+    }
   for (unsigned int c = 0; c < percpu.nclasses; c++)
     {
-      size_t n = 0;
-      for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
-	{
-	  intptr_t k = atomic_load_relaxed (percpu_count (cpu, c));
-	  if (k > 0)
-	    n += k;
-	}
-      n += atomic_load_relaxed (&percpu.transfer[c].count);
+      size_t n = atomic_load_relaxed (&percpu.transfer[c].count);
       stats->chunks += n;
       stats->bytes += n * (tidx2usize (c) + SIZE_SZ);
     }
+}
+
+/* malloc_info's percpu element: the totals, then one cache element per
+   cache that holds chunks or has statistics.  */
+static void
+percpu_cache_info (FILE *fp)
+{
+  struct percpu_cache_stats stats;
+  percpu_cache_stats (&stats);
+  if (stats.caches == 0)
+    return;
+  fprintf (fp, "<percpu mode=\"%s\" caches=\"%zu\" count=\"%zu\" "
+	   "size=\"%zu\">\n", stats.mode, stats.caches, stats.chunks,
+	   stats.bytes);
+  for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
+    {
+      size_t chunks, bytes;
+      const intptr_t *h = percpu_cache_of (cpu);
+      percpu_cache_held (cpu, &chunks, &bytes);
+      if (chunks == 0 && h[percpu_word_refills] == 0
+	  && h[percpu_word_flushes] == 0 && h[percpu_word_drains] == 0
+	  && h[percpu_word_misses] == 0)
+	continue;
+      fprintf (fp, "<cache index=\"%u\" count=\"%zu\" size=\"%zu\" "
+	       "refills=\"%zd\" flushes=\"%zd\" drains=\"%zd\" "
+	       "misses=\"%zd\" overflows=\"%zd\"/>\n", cpu, chunks, bytes,
+	       (ssize_t) h[percpu_word_refills],
+	       (ssize_t) h[percpu_word_flushes],
+	       (ssize_t) h[percpu_word_drains],
+	       (ssize_t) h[percpu_word_misses],
+	       (ssize_t) h[percpu_word_overflows]);
+    }
+  fputs ("</percpu>\n", fp);
 }
 
 #endif /* malloc-percpu.h */

@@ -263,6 +263,28 @@ percpu_info (void)
   return result;
 }
 
+/* The sum of attribute ATTR over the cache elements of malloc_info.  */
+static size_t
+percpu_cache_sum (const char *attr)
+{
+  struct xmemstream out;
+  xopen_memstream (&out);
+  TEST_COMPARE (malloc_info (0, out.out), 0);
+  xfclose_memstream (&out);
+  char *key = xasprintf (" %s=\"", attr);
+  size_t sum = 0;
+  for (char *p = out.buffer; (p = strstr (p, "<cache ")) != NULL; p++)
+    {
+      char *end = strchr (p, '\n');
+      char *v = strstr (p, key);
+      TEST_VERIFY_EXIT (v != NULL && end != NULL && v < end);
+      sum += strtoul (v + strlen (key), NULL, 10);
+    }
+  free (key);
+  free (out.buffer);
+  return sum;
+}
+
 static size_t
 percpu_cached_chunks (void)
 {
@@ -389,10 +411,24 @@ do_test (void)
   printf ("info: %u allocations in signal handlers\n",
 	  atomic_load (&handler_allocations));
 
+  /* The producers' caches ran empty and the consumers' full: chunks
+     went through the transfer cache.  */
+  size_t refills = percpu_cache_sum ("refills");
+  size_t flushes = percpu_cache_sum ("flushes");
+  printf ("info: %zu refills, %zu flushes, %zu misses, %zu overflows\n",
+	  refills, flushes, percpu_cache_sum ("misses"),
+	  percpu_cache_sum ("overflows"));
+  TEST_VERIFY (refills > 0);
+  TEST_VERIFY (flushes > 0);
+
   size_t before = percpu_cached_chunks ();
+  size_t drains = percpu_cache_sum ("drains");
   printf ("info: %zu chunks cached before malloc_trim\n", before);
   malloc_trim (0);
   TEST_COMPARE (percpu_cached_chunks (), 0);
+  TEST_COMPARE (percpu_cache_sum ("count"), 0);
+  if (before > 0)
+    TEST_VERIFY (percpu_cache_sum ("drains") > drains);
 
   struct support_capture_subprocess result
     = support_capture_subprocess (double_free, NULL);
