@@ -24,12 +24,21 @@
    seconds is the wall time from the first thread's start (after the
    barrier that releases them all) to the last thread's end, each stamped
    by the thread itself; vmhwm_kb is the process's peak
-   resident set (VmHWM of /proc/self/status) at the end.  */
+   resident set (VmHWM of /proc/self/status) at the end.
+
+   With MALLOC_XFREE_SAMPLE=FILE in the environment (glibc only), a
+   sampler thread writes a line "@ SECONDS" and malloc_info's output to
+   FILE every MALLOC_XFREE_SAMPLE_MS milliseconds (20) while the workers
+   run, and once after, and calls malloc_trim every
+   MALLOC_XFREE_SAMPLE_TRIM samples if that is set: the per-CPU malloc
+   cache experiment (bindings/python/examples/malloc_cache.py) plots
+   what they show.  */
 
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -286,6 +295,68 @@ vmhwm_kb (void)
   return p != NULL ? strtol (p + 7, NULL, 10) : -1;
 }
 
+/* The malloc_info sampler (MALLOC_XFREE_SAMPLE).  */
+static struct
+{
+  FILE *out;
+  long interval_ms;
+  long trim_every;
+  double start;
+  volatile int stop;
+  pthread_t thread;
+} sampler;
+
+static void
+sample (void)
+{
+  fprintf (sampler.out, "@ %.6f\n", now () - sampler.start);
+  malloc_info (0, sampler.out);
+}
+
+static void *
+sampler_main (void *arg)
+{
+  struct timespec pause = { sampler.interval_ms / 1000,
+                            sampler.interval_ms % 1000 * 1000000 };
+  for (long n = 1; !sampler.stop; n++)
+    {
+      sample ();
+      if (sampler.trim_every > 0 && n % sampler.trim_every == 0)
+        malloc_trim (0);
+      nanosleep (&pause, NULL);
+    }
+  return NULL;
+}
+
+static void
+sampler_start (void)
+{
+  const char *path = getenv ("MALLOC_XFREE_SAMPLE");
+  if (path == NULL)
+    return;
+  sampler.out = fopen (path, "w");
+  if (sampler.out == NULL)
+    die ("cannot write %s", path);
+  const char *ms = getenv ("MALLOC_XFREE_SAMPLE_MS");
+  const char *trim = getenv ("MALLOC_XFREE_SAMPLE_TRIM");
+  sampler.interval_ms = ms != NULL ? parse_count (ms, "MALLOC_XFREE_SAMPLE_MS", 1, 60000) : 20;
+  sampler.trim_every = trim != NULL ? parse_count (trim, "MALLOC_XFREE_SAMPLE_TRIM", 1, 1000000) : 0;
+  sampler.start = now ();
+  check (pthread_create (&sampler.thread, NULL, sampler_main, NULL),
+         "pthread_create");
+}
+
+static void
+sampler_finish (void)
+{
+  if (sampler.out == NULL)
+    return;
+  sampler.stop = 1;
+  check (pthread_join (sampler.thread, NULL), "pthread_join");
+  sample ();
+  if (fclose (sampler.out) != 0)
+    die ("cannot write %s", getenv ("MALLOC_XFREE_SAMPLE"));
+}
 
 int
 main (int argc, char **argv)
@@ -323,10 +394,12 @@ main (int argc, char **argv)
              "pthread_create");
     }
 
+  sampler_start ();
   pthread_barrier_wait (&start_barrier);
   for (unsigned int i = 0; i < threads; i++)
     check (pthread_join (w[i].thread, NULL), "pthread_join");
   long hwm = vmhwm_kb ();
+  sampler_finish ();
   double first = w[0].start, last = w[0].end;
   for (unsigned int i = 1; i < threads; i++)
     {

@@ -90,7 +90,7 @@
 /* The count of a cache being emptied by another CPU.  */
 #define PERCPU_LOCKED ((intptr_t) -1)
 /* Per-CPU budget when glibc.malloc.percpu_bytes is not set.  */
-#define PERCPU_DEFAULT_BYTES (512 * 1024)
+#define PERCPU_DEFAULT_BYTES (1024 * 1024)
 /* A cache looks for idle caches once in this many of its refills and
    flushes; one that had none between two looks is emptied.  */
 #define PERCPU_IDLE_SCAN 1024
