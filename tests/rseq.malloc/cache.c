@@ -236,7 +236,8 @@ run_mode (const char *mode)
   char *element = strstr (info, "<percpu ");
   if (element == NULL)
     UNSUPPORTED ("malloc_info shows no per-CPU cache with glibc.malloc.percpu=%s"
-		 " (no rseq, or no MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ)", mode);
+		 " (a glibc without the cache, no rseq, or a kernel without"
+		 " MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ)", mode);
   printf ("%.*s\n", (int) strcspn (element, "\n"), element);
   free (info);
 
