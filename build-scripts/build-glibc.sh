@@ -114,6 +114,8 @@ if [ ! -f "$build/config.status" ]; then
 fi
 
 log "building glibc ($abi) with $JOBS jobs (log: out/${build#$OUT/}/build.log)"
+glibc_refresh_generated "$OUT/glibc-src" "$build" ||
+  die "glibc ($abi): cannot remake dl-tunable-list.h"
 if ! make -C "$build" -j"$JOBS" >"$build/build.log" 2>&1; then
   grep -E 'error|Error' "$build/build.log" | head -30 >&2
   die "glibc build failed ($abi); see ${build#$TOP/}/build.log"

@@ -211,6 +211,17 @@ glibc_build_dir() {
 
 # The C compiler driver of an ABI: rseq-gcc for the host ABIs (-m32
 # selects i386), TRIPLE-rseq-gcc (make cross) for the others.
+# Bring the generated headers of glibc build tree BUILD (source SRC) up
+# to date before an incremental build: glibc's "make" remakes
+# dl-tunable-list.h only when it is missing or asked for, not when a
+# dl-tunables.list changed, and the objects that use a new tunable then
+# fail to compile.
+glibc_refresh_generated() {
+  local src=$1 build=$2
+  [ -f "$build/config.status" ] || return 0
+  make -r -C "$src" objdir="$build" "$build/dl-tunable-list.h" >/dev/null
+}
+
 abi_driver() {
   if [ "$(abi_field "$1" set)" = host ]; then
     echo "$OUT/bin/rseq-gcc"

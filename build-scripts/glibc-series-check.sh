@@ -72,6 +72,8 @@ build_step() {
         --disable-crypt --without-selinux --disable-nscd >configure.log 2>&1) ||
       { echo "FAIL: $p: configure"; return 1; }
   fi
+  glibc_refresh_generated "$src" "$build" ||
+    { echo "FAIL: $p: remaking dl-tunable-list.h"; return 1; }
   make -C "$build" -j"$JOBS" >"$build/build-$p.log" 2>&1 ||
     { echo "FAIL: $p: build (out/${build#$OUT/}/build-$p.log)"; return 1; }
   make -C "$build" check-abi >"$build/check-abi-$p.log" 2>&1 ||
