@@ -208,6 +208,17 @@ class Elf:
                 return start, name
         return None
 
+    def function_end_at(self, addr):
+        """The end of the function symbol containing ADDR, or None (no
+        symbol, or one without a size)."""
+        func = self.function_at(addr)
+        if func is None:
+            return None
+        for start, end, name in self._funcs:
+            if start == func[0] and name == func[1]:
+                return end if end > start else None
+        return None
+
     def _function_symbols(self):
         thumb_mask = ~1 if self.machine == 40 else ~0
         for table, _ in self.symbols:
@@ -718,12 +729,19 @@ class Checker:
 
     def region(self, d, sec):
         """From the start of the function holding the section (x86 can
-        only be decoded from an instruction boundary) to past its end."""
+        only be decoded from an instruction boundary) to past its end,
+        and on to the function's end: a stop address inside an
+        instruction makes objdump decode its bytes as other, shorter
+        instructions, whose "branches" were reported as entering the
+        section."""
         base = self.elf.base[sec.index]
         func = self.elf.function_at(d.start)
         lo = func[0] if func is not None and func[0] >= base else base
-        hi = min(d.start + d.offset + 16, base + sec.size)
-        return sec, lo, hi
+        hi = d.start + d.offset + 16
+        end = self.elf.function_end_at(d.start)
+        if end is not None:
+            hi = max(hi, end)
+        return sec, lo, min(hi, base + sec.size)
 
     def check_start(self, d, dis):
         where = self.elf.where(d.start)
