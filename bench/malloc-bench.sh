@@ -14,7 +14,12 @@
 # ld.so lists that tunable), and Debian's libjemalloc2,
 # libtcmalloc-minimal4 and libmimalloc2.0 with LD_PRELOAD into the stock
 # binaries (build-scripts/deps.sh bench installs them; a missing one is
-# shown as n/a).
+# shown as n/a).  Two more run the stock binaries under glibc build
+# trees made with the same flags: the patched one (out/glibc-build, cache
+# off) and the series without its malloc cache patch (built here, in
+# out/bench/glibc-without-malloc-cache, the first time: about 10
+# minutes); a second table compares those two, the cost of the patch
+# with the cache off.
 #
 # Environment (smaller values make a smoke run):
 #   MALLOC_BENCH_XFREE_THREADS    malloc-xfree's thread counts (even)   "2 8 64"
@@ -81,7 +86,29 @@ for flavour in stock patched; do
     -o "$b/bench-malloc-simple-$flavour" "$bt/bench-malloc-simple.c" "$bt/json-lib.c"
 done
 
-# The columns, KEY|LABEL|FLAVOUR|ENVIRONMENT|NA (bench/malloc_bench.py);
+# The series without the malloc cache patch: its git tree (pristine plus
+# one commit per patch, glibc-series.sh --tree) checked out at the
+# commit before that patch, built like the patched glibc.
+without=$OUT/bench/glibc-without-malloc-cache
+build_without_malloc_cache() {
+  local want have base
+  want=$(cat "$TOP"/glibc-patches/* "$TOP/build-scripts/build-glibc.sh" | sha256sum | cut -c1-16)
+  have=$(cat "$without/inputs" 2>/dev/null) || have=
+  if [ "$want" != "$have" ]; then
+    rm -rf "$without"
+    "$TOP/build-scripts/glibc-series.sh" --tree "$without/src"
+    base=$(git -C "$without/src" log --format=%H -1 --grep='^malloc: Add a per-CPU cache')
+    [ -n "$base" ] || die "no commit 'malloc: Add a per-CPU cache' in the series"
+    git -C "$without/src" checkout -q "$base^"
+  fi
+  "$TOP/build-scripts/build-glibc.sh" "$(native_abi)" --tree "$without/src" "$without/build"
+  echo "$want" > "$without/inputs"
+}
+build_without_malloc_cache
+same_flags=$(glibc_build_dir "$(native_abi)")
+[ -x "$same_flags/testrun.sh" ] || die "no $same_flags/testrun.sh: run make first"
+
+# The columns, KEY|LABEL|FLAVOUR|ENVIRONMENT|NA[|PREFIX] (bench/malloc_bench.py);
 # the first is the reference of the ratios.  The per-CPU column runs as
 # soon as the patched ld.so lists glibc.malloc.percpu (ld.so
 # --list-tunables); until then its cells read "n/a (not implemented)".
@@ -92,6 +119,8 @@ columns=(
   "stock|stock glibc|stock||"
   "patched|patched glibc|patched||"
   "percpu|patched, glibc.malloc.percpu=mm_cid|patched|GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid|$percpu_na"
+  "tree-off|patched build tree, cache off|stock|||$same_flags/testrun.sh"
+  "tree-without|build tree without the cache patch|stock|||$without/build/testrun.sh"
 )
 while read -r name pkg lib; do
   version=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null | sed 's/[-+].*//') || version=
@@ -107,4 +136,5 @@ echo
 /usr/bin/python3 "$TOP/bench/malloc_bench.py" --dir "$b" --rounds "$rounds" \
   --xfree-threads "$xfree_threads" --xfree-blocks "$xfree_blocks" \
   --thread-threads "$thread_threads" --thread-seconds "$thread_seconds" \
-  --simple-sizes "$simple_sizes" --output "$b/results.md" --header "$header" "${args[@]}"
+  --simple-sizes "$simple_sizes" --output "$b/results.md" --header "$header" \
+  --pair tree-off/tree-without "${args[@]}"

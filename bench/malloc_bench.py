@@ -15,11 +15,17 @@ Benchmarks (the binaries are in DIR, built by malloc-bench.sh):
 VmHWM of glibc's programs comes from vmhwm-FLAVOUR.so (LD_PRELOAD),
 which writes it at exit: see bench/vmhwm-preload.c.
 
-A column is KEY|LABEL|FLAVOUR|ENV|NA: FLAVOUR picks the binaries (stock:
-built with the system gcc against Debian's glibc; patched: rseq-gcc),
-ENV is space-separated VAR=VALUE settings (LD_PRELOAD there is put
-before the VmHWM library), and a non-empty NA is shown in every cell
-instead of running the column.  The first column is the reference."""
+A column is KEY|LABEL|FLAVOUR|ENV|NA[|PREFIX]: FLAVOUR picks the
+binaries (stock: built with the system gcc against Debian's glibc;
+patched: rseq-gcc), ENV is space-separated VAR=VALUE settings
+(LD_PRELOAD there is put before the VmHWM library), a non-empty NA is
+shown in every cell instead of running the column, and PREFIX is a
+command the binary runs under (a glibc build tree's testrun.sh runs a
+stock binary with that glibc).  The first column is the reference.
+
+--pair A/B adds a table of column A's medians against column B's (the
+cost of the cache patch with the cache off: the same flags, with and
+without it)."""
 
 import argparse
 import json
@@ -33,11 +39,14 @@ import time
 class Column:
     def __init__(self, spec):
         parts = spec.split("|")
-        if len(parts) != 5:
+        if len(parts) == 5:
+            parts.append("")
+        if len(parts) != 6:
             raise SystemExit(f"malloc_bench.py: bad column '{spec}' "
-                             "(KEY|LABEL|FLAVOUR|ENV|NA)")
-        self.key, self.label, self.flavour, env, self.na = parts
+                             "(KEY|LABEL|FLAVOUR|ENV|NA[|PREFIX])")
+        self.key, self.label, self.flavour, env, self.na, prefix = parts
         self.env = dict(kv.split("=", 1) for kv in env.split())
+        self.prefix = prefix.split()
 
 
 def parse_kv(text):
@@ -93,6 +102,8 @@ class Runner:
                 pass
         if preload:
             env["LD_PRELOAD"] = " ".join(preload)
+        prog = os.path.basename(cmd[0])
+        cmd = column.prefix + cmd
         shown = " ".join(([f"LD_PRELOAD='{env['LD_PRELOAD']}'"] if preload else [])
                          + [f"{k}={v}" for k, v in column.env.items()
                             if k != "LD_PRELOAD"]
@@ -120,7 +131,7 @@ class Runner:
                 kv = parse_kv(out)
                 return float(kv["mblocks_per_s"]), int(kv["vmhwm_kb"])
             res = glibc_result(out)
-            hwm, wall_ns = read_vmhwm(self.hwm_file, os.path.basename(cmd[0]))
+            hwm, wall_ns = read_vmhwm(self.hwm_file, prog)
             if bench == "thread":
                 # Iterations of all threads per second of the process's
                 # wall time (the run lasts BENCHMARK_DURATION seconds).
@@ -208,8 +219,16 @@ def main():
     ap.add_argument("--column", action="append", required=True)
     ap.add_argument("--output", required=True)
     ap.add_argument("--header", default="")
+    ap.add_argument("--pair", action="append", default=[])
     a = ap.parse_args()
     columns = [Column(c) for c in a.column]
+    by_key = {c.key: c for c in columns}
+    pairs = []
+    for p in a.pair:
+        keys = p.split("/")
+        if len(keys) != 2 or any(k not in by_key for k in keys):
+            raise SystemExit(f"malloc_bench.py: bad --pair '{p}' (A/B, two column keys)")
+        pairs.append([by_key[k] for k in keys])
     ref = columns[0]
     rows = ([("xfree", int(t)) for t in a.xfree_threads.split()]
             + [("thread", int(t)) for t in a.thread_threads.split()]
@@ -266,6 +285,18 @@ def main():
                 cells.append(cell)
             label = f"{param} {pname}"
             lines.append(f"| {title} | {label} | {metric} | " + " | ".join(cells) + " |")
+    for x, y in pairs:
+        if x.na or y.na:
+            continue
+        lines += ["", f"### {x.label} against {y.label}: ratio of the medians", "",
+                  "| benchmark | | throughput | peak RSS |", "|---|---:|---:|---:|"]
+        for bench, param in rows:
+            title, pname, _ = BENCHES[bench]
+            cells = []
+            for i in (0, 1):
+                mx, my = median(bench, param, x, i), median(bench, param, y, i)
+                cells.append(f"{mx / my:.3f}x" if mx and my else "failed")
+            lines.append(f"| {title} | {param} {pname} | " + " | ".join(cells) + " |")
     png = os.path.splitext(a.output)[0] + ".png"
     if plot(png, columns, rows, median):
         lines += ["", f"Plot: {png}"]

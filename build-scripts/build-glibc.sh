@@ -2,6 +2,10 @@
 # Configure, build and install the patched glibc for one ABI of the table
 # (build-scripts/abis):
 #   build-glibc.sh [ABI]            (default: the native ABI, x86_64 here)
+#   build-glibc.sh ABI --tree SRC BUILD
+#                                   configure and build another glibc source
+#                                   tree in BUILD with the same flags, without
+#                                   installing it (bench/ compares such builds)
 # The native ABI is the build machine's own (native_abi in common.sh).
 # Builds in out/glibc-build-ABI (out/glibc-build for the native ABI, its
 # historical name) and installs into out/<sysroot column>.  Cross ABIs
@@ -11,6 +15,14 @@
 
 native=$(native_abi)
 abi=${1:-$native}
+tree_src= tree_build=
+if [ "${2:-}" = --tree ]; then
+  [ $# = 4 ] || die "usage: build-glibc.sh ABI --tree SRC BUILD"
+  tree_src=$(cd "$3" && pwd) || die "no glibc source tree $3"
+  tree_build=$4
+elif [ $# -gt 1 ]; then
+  die "usage: build-glibc.sh [ABI] | build-glibc.sh ABI --tree SRC BUILD"
+fi
 abi_names | grep -qxF -- "$abi" ||
   die "unknown ABI '$abi' (known: $(echo $(abi_names)))"
 triple=$(abi_field "$abi" triple)
@@ -75,6 +87,32 @@ configure_args() {
   [ -z "$headers" ] || args+=(--with-headers="$headers")
 }
 
+# Configure (once) and build the source tree $1 in $2.
+configure_and_build() {
+  local src=$1 build=$2
+  configure_args
+  mkdir -p "$build"
+  if [ ! -f "$build/config.status" ]; then
+    log "configuring glibc ($abi) in ${build#$TOP/}"
+    (cd "$build" && "$src/configure" "${args[@]}" \
+        --prefix=/usr --enable-kernel=4.18 --disable-werror \
+        --disable-profile --disable-crypt --without-selinux --disable-nscd \
+        >configure.log 2>&1) || { tail -20 "$build/configure.log"; die "glibc configure failed ($abi)"; }
+  fi
+  log "building glibc ($abi) with $JOBS jobs (log: ${build#$TOP/}/build.log)"
+  glibc_refresh_generated "$src" "$build" ||
+    die "glibc ($abi): cannot remake dl-tunable-list.h"
+  if ! make -C "$build" -j"$JOBS" >"$build/build.log" 2>&1; then
+    grep -E 'error|Error' "$build/build.log" | head -30 >&2
+    die "glibc build failed ($abi); see ${build#$TOP/}/build.log"
+  fi
+}
+
+if [ -n "$tree_src" ]; then
+  configure_and_build "$tree_src" "$tree_build"
+  exit 0
+fi
+
 stamp=$sysroot/.rseq-stamp
 inputs=$( { glibc_inputs; echo build-scripts/build-glibc.sh; echo build-scripts/sysroot-fixup.sh
             echo build-scripts/abis; } | hash_inputs)
@@ -102,24 +140,7 @@ if [ "$set" = cross ]; then
 fi
 
 "$TOP/build-scripts/prepare-glibc.sh"
-
-configure_args
-mkdir -p "$build"
-if [ ! -f "$build/config.status" ]; then
-  log "configuring glibc ($abi)"
-  (cd "$build" && "$OUT/glibc-src/configure" "${args[@]}" \
-      --prefix=/usr --enable-kernel=4.18 --disable-werror \
-      --disable-profile --disable-crypt --without-selinux --disable-nscd \
-      >configure.log 2>&1) || { tail -20 "$build/configure.log"; die "glibc configure failed ($abi)"; }
-fi
-
-log "building glibc ($abi) with $JOBS jobs (log: out/${build#$OUT/}/build.log)"
-glibc_refresh_generated "$OUT/glibc-src" "$build" ||
-  die "glibc ($abi): cannot remake dl-tunable-list.h"
-if ! make -C "$build" -j"$JOBS" >"$build/build.log" 2>&1; then
-  grep -E 'error|Error' "$build/build.log" | head -30 >&2
-  die "glibc build failed ($abi); see ${build#$TOP/}/build.log"
-fi
+configure_and_build "$OUT/glibc-src" "$build"
 
 log "installing glibc ($abi) into ${sysroot#$TOP/}"
 rm -rf "$sysroot"

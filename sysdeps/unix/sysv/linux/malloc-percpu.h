@@ -34,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <sysdep.h>
+#include <time.h>
 
 /* With glibc.malloc.percpu set, a chunk that the thread cache has no
    room for goes to a cache of the CPU the thread runs on (or of its
@@ -51,7 +52,8 @@
    instruction, and comparing the pointer as well as the count rules out
    the ABA problem of a pop that was overtaken by a pop and a push.  A
    stack of pointers, unlike a list threaded through the chunks, never
-   dereferences a chunk inside a sequence.
+   dereferences a chunk inside a sequence.  A chunk in a cache carries
+   the thread cache's key, so that a double free finds it.
 
    Below the per-CPU caches, a transfer cache per size class takes half
    of a full per-CPU array at a time and gives a batch to an empty one,
@@ -65,15 +67,26 @@
    (rseq not registered, disabled by glibc.pthread.rseq, a vfork child)
    take that path too.
 
-   Only this CPU may change its caches, so emptying the cache of
-   another CPU (malloc_trim, a thread exit that leaves a concurrency ID
-   unused, a cache nobody has refilled for a long time) locks each count
-   by storing PERCPU_LOCKED with an atomic compare-and-exchange, then
-   makes every thread of the process leave any sequence it is in with
-   membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ), and checks that
-   no sequence committed over the lock in between.  After that no
-   operation can commit on that cache (each sees the lock and fails)
-   until the count is stored back.
+   Only threads running on a CPU may change its caches, so emptying the
+   cache of another CPU (malloc_trim, a thread exit that leaves a
+   concurrency ID unused, a cache with no operation between two looks
+   some time apart)
+   locks each count by storing PERCPU_LOCKED with an atomic
+   compare-and-exchange, then makes every other thread of the process
+   leave any sequence it is in (the fence: membarrier with
+   MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, Linux 5.10), and checks that no
+   sequence committed over the lock in between.  After that no operation
+   can commit on that cache (each sees the lock and fails) until the
+   count is stored back.  A process with a single thread needs no fence:
+   no other sequence can be under way.
+
+   If the fence fails (a seccomp filter denies membarrier, an old
+   kernel, no memory), the counts are put back untouched, so that a
+   sequence that read one before it was locked still commits correctly,
+   and the caches stop taking chunks: mallocs still take the chunks they
+   hold, malloc_trim empties the transfer caches and the cache of its
+   own CPU inside sequences, and no cache of another CPU is emptied
+   while the process has threads.
 
    Chunks in the caches stay allocated as far as the arenas know, like
    the chunks of the thread cache: mallinfo2 counts them as in use, and
@@ -92,8 +105,12 @@
 /* Per-CPU budget when glibc.malloc.percpu_bytes is not set.  */
 #define PERCPU_DEFAULT_BYTES (1024 * 1024)
 /* A cache looks for idle caches once in this many of its refills and
-   flushes; one that had none between two looks is emptied.  */
+   flushes, and no sooner than PERCPU_IDLE_NS after the last look; one
+   with no operation at all between two looks is emptied.  The time
+   keeps a thread that the scheduler held off its CPU for a moment from
+   losing its cache, and bounds the fences to a few a second.  */
 #define PERCPU_IDLE_SCAN 1024
+#define PERCPU_IDLE_NS (200 * 1000 * 1000)
 
 #ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
 # define MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (1 << 7)
@@ -107,11 +124,13 @@ enum percpu_mode
   percpu_cpu_id
 };
 
+/* In this order: a state from percpu_unfenced on has caches.  */
 enum percpu_state
 {
   percpu_unset,			/* Not set up yet.  */
-  percpu_ready,
-  percpu_unavailable		/* Off, or the kernel cannot run it.  */
+  percpu_unavailable,		/* Off, or the kernel cannot run it.  */
+  percpu_unfenced,		/* The fence failed: no new chunks.  */
+  percpu_ready
 };
 
 struct percpu_transfer
@@ -127,10 +146,11 @@ static struct
   size_t bytes;
   int state;			/* enum percpu_state.  */
   int field;			/* RSEQ_PERCPU_INDEX_*.  */
+  bool fence_registered;	/* membarrier registration done.  */
+  int64_t last_look_ns;		/* Of percpu_drain_idle, CLOCK_MONOTONIC.  */
   unsigned int ncaches;
   unsigned int nclasses;
   size_t stride;		/* Words of one per-CPU cache.  */
-  uintptr_t key;		/* The key field of a cached chunk.  */
   intptr_t *base;		/* The caches, then the transfer slots.  */
   size_t map_size;
   /* Word offset in a cache of the count of each class, followed by its
@@ -140,8 +160,8 @@ static struct
   struct percpu_transfer transfer[TCACHE_MAX_BINS];
 } percpu = { .bytes = PERCPU_DEFAULT_BYTES };
 
-/* Serializes setting up and emptying caches.  Taken before an arena
-   lock, never after.  */
+/* Serializes setting up and emptying caches and the state changes.
+   Taken before an arena lock, never after.  */
 __libc_lock_define_initialized (static, percpu_lock);
 
 static void
@@ -162,17 +182,17 @@ percpu_cache_set_bytes (size_t bytes)
 }
 
 /* The header of a cache, before the counts and slots of its classes:
-   the refills and flushes of the cache, and their number the last time
-   another cache looked at it (written under percpu_lock); then
-   statistics for malloc_info: refills, flushes, times another thread
-   emptied the cache, mallocs that found it and the transfer cache
-   empty, and chunks of flushes that went to the arenas.  Outside
-   percpu_lock they are counted without atomic instructions: threads on
-   one CPU that race may lose an increment.  */
+   its refills and flushes; a word that each operation sets and the
+   search for idle caches clears; then statistics for malloc_info:
+   refills, flushes, times another thread emptied the cache, mallocs
+   that found it and the transfer cache empty, and chunks of flushes
+   that went to the arenas.  Outside percpu_lock they are counted
+   without atomic instructions: threads on one CPU that race may lose an
+   increment.  */
 enum
 {
   percpu_word_slow_ops,
-  percpu_word_seen_ops,
+  percpu_word_used,
   percpu_word_refills,
   percpu_word_flushes,
   percpu_word_drains,
@@ -181,17 +201,25 @@ enum
   percpu_header_words
 };
 
-static __always_inline void
-percpu_count_event (int cpu, int word, intptr_t n)
-{
-  intptr_t *w = &percpu.base[(size_t) cpu * percpu.stride + word];
-  atomic_store_relaxed (w, atomic_load_relaxed (w) + n);
-}
-
 static __always_inline intptr_t *
 percpu_cache_of (unsigned int cpu)
 {
   return percpu.base + (size_t) cpu * percpu.stride;
+}
+
+static __always_inline void
+percpu_count_event (int cpu, int word, intptr_t n)
+{
+  intptr_t *w = &percpu_cache_of (cpu)[word];
+  atomic_store_relaxed (w, atomic_load_relaxed (w) + n);
+}
+
+/* An operation on cache CPU: it is not idle.  One store, to a line that
+   the CPU's operations own.  */
+static __always_inline void
+percpu_mark_used (int cpu)
+{
+  atomic_store_relaxed (&percpu_cache_of (cpu)[percpu_word_used], 1);
 }
 
 static __always_inline intptr_t *
@@ -206,10 +234,11 @@ percpu_slots (intptr_t *count)
   return (void **) (count + 1);
 }
 
-static int
-percpu_membarrier (int cmd)
+/* Whether the caches are set up (the fence may have failed since).  */
+static __always_inline bool
+percpu_has_caches (int state)
 {
-  return INTERNAL_SYSCALL_CALL (membarrier, cmd, 0, 0);
+  return state >= percpu_unfenced;
 }
 
 /* Size the caches from the budget: each class gets an equal share of
@@ -236,7 +265,8 @@ percpu_layout (void)
 }
 
 /* Set up the caches on first use.  Returns false if they cannot be
-   used in this process.  */
+   used in this process.  No system call but mmap: membarrier is called
+   only when another CPU's cache is emptied (percpu_fence).  */
 static bool
 percpu_setup (void)
 {
@@ -255,11 +285,6 @@ percpu_setup (void)
   if (percpu.mode == percpu_mm_cid
       && __rseq_area_has_field (__RSEQ_AREA_MM_CID_OFFSET))
     percpu.field = RSEQ_PERCPU_INDEX_MM_CID;
-  /* Emptying another CPU's cache needs membarrier's rseq command
-     (Linux 5.10 and later).  */
-  if (percpu_membarrier (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
-      != 0)
-    goto out;
 
   /* Both a CPU number and a concurrency ID are below the number of
      possible CPUs.  */
@@ -286,7 +311,6 @@ percpu_setup (void)
       percpu.transfer[c].slots = (void **) slots;
       slots += PERCPU_TRANSFER_ARRAYS * percpu.cap[c];
     }
-  percpu.key = ~tcache_key;
   atomic_store_release (&percpu.state, percpu_ready);
  out:
   __libc_lock_unlock (percpu_lock);
@@ -303,9 +327,24 @@ percpu_current (void)
   return cpu;
 }
 
-/* Return chunk MEM to its arena, outside the caches.  *LOCKED is the
-   arena the caller holds, or NULL; MEM's arena is left locked in it so
-   that a run of chunks of one arena takes its lock once.  */
+/* MEM, taken from a cache for class TC_IDX, is returned by malloc: check
+   it as tcache_get checks its chunks, and its size, so that a corrupted
+   slot is not handed out.  */
+static __always_inline void *
+percpu_checked_chunk (void *mem, size_t tc_idx)
+{
+  if (__glibc_unlikely (!aligned_OK (mem)))
+    malloc_printerr ("malloc(): unaligned per-CPU cache chunk detected");
+  if (__glibc_unlikely (csize2tidx (chunksize (mem2chunk (mem))) != tc_idx))
+    malloc_printerr ("malloc(): mismatching size of per-CPU cache chunk");
+  ((tcache_entry *) mem)->key = 0;
+  return mem;
+}
+
+/* Return chunk MEM to its arena, outside the caches and the thread
+   cache.  *LOCKED is the arena the caller holds, or NULL; MEM's arena
+   is left locked in it so that a run of chunks of one arena takes its
+   lock once.  */
 static void
 percpu_free_to_arena (void *mem, mstate *locked)
 {
@@ -319,7 +358,7 @@ percpu_free_to_arena (void *mem, mstate *locked)
       __libc_lock_lock (av->mutex);
       *locked = av;
     }
-  _int_free (av, p, 1);
+  _int_free_chunk (av, p, chunksize (p), 1);
 }
 
 static void
@@ -367,12 +406,13 @@ percpu_transfer_get (size_t tc_idx, void **batch, size_t n)
 
 static void percpu_drain_idle (void);
 
-/* A refill or flush of cache CPU: the cache is in use.  */
+/* A refill or flush of cache CPU.  */
 static void
 percpu_touch (int cpu)
 {
   intptr_t *ops = &percpu_cache_of (cpu)[percpu_word_slow_ops];
   intptr_t n = atomic_load_relaxed (ops) + 1;
+  percpu_mark_used (cpu);
   atomic_store_relaxed (ops, n);
   if (__glibc_unlikely (n % PERCPU_IDLE_SCAN == 0))
     percpu_drain_idle ();
@@ -400,15 +440,55 @@ percpu_flush (int cpu, size_t tc_idx, intptr_t *count, intptr_t n)
   return true;
 }
 
-/* The array of class TC_IDX on CPU is empty: take a batch from the
-   transfer cache, return one chunk of it and put the rest into the
-   array of the CPU the thread runs on.  NULL if the transfer cache is
-   empty.  */
-static void *
-percpu_refill (int cpu, size_t tc_idx)
+/* Take every chunk of class TC_IDX from cache CPU, if the thread runs
+   on it, into BATCH in one sequence.  Returns how many, or -1 if the
+   sequence aborted.  */
+static intptr_t
+percpu_take_all (int cpu, size_t tc_idx, void **batch)
+{
+  intptr_t *count = percpu_count (cpu, tc_idx);
+  intptr_t n = atomic_load_relaxed (count);
+  if (n <= 0 || n > percpu.cap[tc_idx])
+    return 0;
+  if (__rseq_percpu_try_cmpeqv_trymemcpy_storev
+	(percpu.field, count, n, batch, percpu_slots (count),
+	 n * sizeof (void *), 0, cpu) != 0)
+    return -1;
+  return n;
+}
+
+/* Empty the cache of the CPU the thread runs on into the arenas, each
+   class in one sequence: this needs no fence, since no other thread can
+   be in a sequence on that CPU when one commits.  */
+static void
+percpu_drain_local (void)
 {
   void *batch[PERCPU_MAX_SLOTS];
-  size_t n = percpu_transfer_get (tc_idx, batch, percpu.cap[tc_idx] / 2 + 1);
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    for (int attempt = 0; attempt < PERCPU_ATTEMPTS; attempt++)
+      {
+	int cpu = percpu_current ();
+	if (cpu < 0)
+	  return;
+	intptr_t n = percpu_take_all (cpu, c, batch);
+	if (n >= 0)
+	  {
+	    percpu_free_batch (batch, n);
+	    break;
+	  }
+      }
+}
+
+/* The array of class TC_IDX on CPU is empty: take a batch from the
+   transfer cache, return one chunk of it and put the rest into the
+   array of the CPU the thread runs on (one chunk only once the caches
+   take no new chunks).  NULL if the transfer cache is empty.  */
+static void *
+percpu_refill (int cpu, size_t tc_idx, int state)
+{
+  void *batch[PERCPU_MAX_SLOTS];
+  size_t want = state == percpu_ready ? percpu.cap[tc_idx] / 2 + 1 : 1;
+  size_t n = percpu_transfer_get (tc_idx, batch, want);
   if (n == 0)
     {
       percpu_count_event (cpu, percpu_word_misses, 1);
@@ -429,6 +509,7 @@ percpu_refill (int cpu, size_t tc_idx)
       if (ret == 0)
 	{
 	  n = 0;
+	  percpu_mark_used (cpu);
 	  percpu_count_event (cpu, percpu_word_refills, 1);
 	  percpu_touch (cpu);
 	}
@@ -440,8 +521,7 @@ percpu_refill (int cpu, size_t tc_idx)
       size_t moved = percpu_transfer_put (tc_idx, batch, n);
       percpu_free_batch (batch + moved, n - moved);
     }
-  ((tcache_entry *) mem)->key = 0;
-  return mem;
+  return percpu_checked_chunk (mem, tc_idx);
 }
 
 /* A chunk of class TC_IDX from the cache of the calling thread's CPU,
@@ -449,7 +529,10 @@ percpu_refill (int cpu, size_t tc_idx)
 static void *
 percpu_cache_get (size_t tc_idx)
 {
-  if (atomic_load_acquire (&percpu.state) != percpu_ready
+  int state = atomic_load_acquire (&percpu.state);
+  /* An exiting thread that has emptied its thread cache leaves the
+     caches alone (percpu_fence counts on it).  */
+  if (!percpu_has_caches (state) || tcache_shutting_down
       || tc_idx >= percpu.nclasses || percpu.cap[tc_idx] == 0)
     return NULL;
   for (int attempt = 0; attempt < PERCPU_ATTEMPTS; attempt++)
@@ -460,18 +543,16 @@ percpu_cache_get (size_t tc_idx)
       intptr_t *count = percpu_count (cpu, tc_idx);
       intptr_t n = atomic_load_relaxed (count);
       if (n == 0)
-	return percpu_refill (cpu, tc_idx);
+	return percpu_refill (cpu, tc_idx, state);
       if (n < 0 || n > percpu.cap[tc_idx])
 	return NULL;
       void **top = &percpu_slots (count)[n - 1];
       void *mem = atomic_load_relaxed (top);
+      percpu_mark_used (cpu);
       if (__rseq_percpu_try_cmpeqv_cmpeqv_storev
 	    (percpu.field, count, n, (intptr_t *) top, (intptr_t) mem, n - 1,
 	     cpu) == 0)
-	{
-	  ((tcache_entry *) mem)->key = 0;
-	  return mem;
-	}
+	return percpu_checked_chunk (mem, tc_idx);
     }
   return NULL;
 }
@@ -499,13 +580,15 @@ percpu_holds (void *mem, size_t tc_idx)
   return found;
 }
 
-/* _int_free of chunk MEM of class TC_IDX, before the thread cache: a
-   chunk found in a per-CPU cache is freed twice.  */
+/* _int_free of chunk E of class TC_IDX, before the thread cache: a
+   chunk found in a per-CPU cache is freed twice.  Its key is the thread
+   cache's, so with the cache off this costs what the thread cache's own
+   test costs.  */
 static __always_inline void
 percpu_cache_check_free (tcache_entry *e, size_t tc_idx)
 {
-  if (__glibc_unlikely (e->key == percpu.key)
-      && atomic_load_acquire (&percpu.state) == percpu_ready
+  if (__glibc_unlikely (e->key == tcache_key)
+      && percpu_has_caches (atomic_load_acquire (&percpu.state))
       && tc_idx < percpu.nclasses && percpu_holds (e, tc_idx))
     malloc_printerr ("free(): double free detected in per-CPU cache");
 }
@@ -526,7 +609,7 @@ percpu_cache_put (mchunkptr p, size_t tc_idx)
     return false;
 
   tcache_entry *e = (tcache_entry *) chunk2mem (p);
-  e->key = percpu.key;
+  e->key = tcache_key;
   for (int attempt = 0; attempt < PERCPU_ATTEMPTS; attempt++)
     {
       int cpu = percpu_current ();
@@ -541,6 +624,7 @@ percpu_cache_put (mchunkptr p, size_t tc_idx)
 	  percpu_flush (cpu, tc_idx, count, n);
 	  continue;
 	}
+      percpu_mark_used (cpu);
       if (__rseq_percpu_try_cmpeqv_trystorev_storev
 	    (percpu.field, count, n, (intptr_t *) &percpu_slots (count)[n],
 	     (intptr_t) e, n + 1, cpu) == 0)
@@ -548,6 +632,34 @@ percpu_cache_put (mchunkptr p, size_t tc_idx)
     }
   e->key = 0;
   return false;
+}
+
+/* Make every other thread of the process that is in a sequence leave
+   it.  Called with percpu_lock held.  Returns false if membarrier
+   failed.  */
+static bool
+percpu_fence (void)
+{
+  /* With one thread, no sequence but the caller's can be under way, and
+     the caller is in none.  A thread leaves the count only after its
+     thread cache shut down, from when it no longer uses the caches.  */
+  if (atomic_load_acquire (&__nptl_nthreads) <= 1)
+    return true;
+  /* After a failure, membarrier is not called again.  */
+  if (percpu.state != percpu_ready)
+    return false;
+  /* Registration is per process: a forked child registers again.  */
+  if (!percpu.fence_registered)
+    {
+      if (INTERNAL_SYSCALL_CALL (membarrier,
+				 MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ,
+				 0, 0) != 0)
+	return false;
+      percpu.fence_registered = true;
+    }
+  return INTERNAL_SYSCALL_CALL (membarrier,
+				MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+				0, 0) == 0;
 }
 
 /* Store PERCPU_LOCKED into the count of class C of cache CPU; return
@@ -564,20 +676,42 @@ percpu_lock_count (unsigned int cpu, unsigned int c)
   return n;
 }
 
-/* Lock every count of cache CPU against the operations, and make sure
-   with membarrier that no sequence that read a count before it was
-   locked committed after: such a commit overwrote the lock, so lock
-   that count again, until none did.  SAVED receives the counts.  */
+/* Store back the counts SAVED of cache CPU that are still locked.  A
+   count that a sequence committed over keeps that sequence's value: it
+   read the count before it was locked, and the slots did not change.  */
 static void
+percpu_unlock_cache (unsigned int cpu, const intptr_t *saved)
+{
+  for (unsigned int c = 0; c < percpu.nclasses; c++)
+    {
+      intptr_t *count = percpu_count (cpu, c);
+      intptr_t expected = PERCPU_LOCKED;
+      while (!atomic_compare_exchange_weak_release (count, &expected,
+						    saved[c]))
+	if (expected != PERCPU_LOCKED)
+	  break;
+    }
+}
+
+/* Lock every count of cache CPU against the operations, and make sure
+   with the fence that no sequence that read a count before it was
+   locked committed after: such a commit overwrote the lock, so lock
+   that count again, until none did.  SAVED receives the counts.
+   Returns false, with the counts stored back, if the fence failed.  */
+static bool
 percpu_lock_cache (unsigned int cpu, intptr_t *saved)
 {
   for (unsigned int c = 0; c < percpu.nclasses; c++)
     saved[c] = percpu_lock_count (cpu, c);
   for (;;)
     {
+      if (!percpu_fence ())
+	{
+	  percpu_unlock_cache (cpu, saved);
+	  return false;
+	}
       /* Every thread of the process that was in a sequence has now
 	 left it, committed or not.  */
-      percpu_membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
       bool stable = true;
       for (unsigned int c = 0; c < percpu.nclasses; c++)
 	if (atomic_load_relaxed (percpu_count (cpu, c)) != PERCPU_LOCKED)
@@ -586,29 +720,7 @@ percpu_lock_cache (unsigned int cpu, intptr_t *saved)
 	    stable = false;
 	  }
       if (stable)
-	return;
-    }
-}
-
-/* Empty the caches of CPUs FIRST to END - 1 into the arenas.  Called
-   with percpu_lock held.  */
-static void
-percpu_drain_range (unsigned int first, unsigned int end)
-{
-  intptr_t saved[TCACHE_MAX_BINS];
-  for (unsigned int cpu = first; cpu < end; cpu++)
-    {
-      bool empty = true;
-      for (unsigned int c = 0; c < percpu.nclasses && empty; c++)
-	empty = atomic_load_relaxed (percpu_count (cpu, c)) == 0;
-      if (empty)
-	continue;
-      percpu_lock_cache (cpu, saved);
-      percpu_count_event (cpu, percpu_word_drains, 1);
-      for (unsigned int c = 0; c < percpu.nclasses; c++)
-	percpu_free_batch (percpu_slots (percpu_count (cpu, c)), saved[c]);
-      for (unsigned int c = 0; c < percpu.nclasses; c++)
-	atomic_store_release (percpu_count (cpu, c), 0);
+	return true;
     }
 }
 
@@ -624,44 +736,99 @@ percpu_drain_transfer (void)
     }
 }
 
-/* malloc_trim: return every cached chunk to its arena.  */
+/* The fence failed: the caches take no new chunks and no cache of
+   another CPU is emptied again.  Called with percpu_lock held.  */
+static void
+percpu_lose_fence (void)
+{
+  atomic_store_release (&percpu.state, percpu_unfenced);
+  percpu_drain_transfer ();
+}
+
+/* Empty the caches of CPUs FIRST to END - 1 into the arenas.  Called
+   with percpu_lock held.  Returns false if that needs the fence and it
+   failed (now or before): the caches not emptied yet keep their
+   chunks.  */
+static bool
+percpu_drain_range (unsigned int first, unsigned int end)
+{
+  intptr_t saved[TCACHE_MAX_BINS];
+  for (unsigned int cpu = first; cpu < end; cpu++)
+    {
+      bool empty = true;
+      for (unsigned int c = 0; c < percpu.nclasses && empty; c++)
+	empty = atomic_load_relaxed (percpu_count (cpu, c)) == 0;
+      if (empty)
+	continue;
+      if (!percpu_lock_cache (cpu, saved))
+	{
+	  percpu_lose_fence ();
+	  return false;
+	}
+      percpu_count_event (cpu, percpu_word_drains, 1);
+      for (unsigned int c = 0; c < percpu.nclasses; c++)
+	percpu_free_batch (percpu_slots (percpu_count (cpu, c)), saved[c]);
+      for (unsigned int c = 0; c < percpu.nclasses; c++)
+	atomic_store_release (percpu_count (cpu, c), 0);
+    }
+  return true;
+}
+
+/* malloc_trim: return every cached chunk to its arena; without the
+   fence, those of the transfer caches and of the caller's CPU.  */
 static void
 percpu_cache_drain (void)
 {
-  if (atomic_load_acquire (&percpu.state) != percpu_ready)
+  if (!percpu_has_caches (atomic_load_acquire (&percpu.state)))
     return;
   __libc_lock_lock (percpu_lock);
-  percpu_drain_range (0, percpu.ncaches);
+  if (!percpu_drain_range (0, percpu.ncaches))
+    percpu_drain_local ();
   percpu_drain_transfer ();
   __libc_lock_unlock (percpu_lock);
 }
 
-/* Empty the caches that had no refill or flush since the last look:
-   their CPU (or concurrency ID) is no longer used, or used too little
-   to matter.  */
+/* Empty the caches that had no operation since the last look, at least
+   PERCPU_IDLE_NS ago: their CPU (or concurrency ID) is no longer
+   used.  */
 static void
 percpu_drain_idle (void)
 {
   if (__libc_lock_trylock (percpu_lock) != 0)
     return;
+  struct timespec now;
+  __clock_gettime (CLOCK_MONOTONIC, &now);
+  int64_t now_ns = now.tv_sec * (int64_t) 1000000000 + now.tv_nsec;
+  if (now_ns - percpu.last_look_ns < PERCPU_IDLE_NS)
+    {
+      __libc_lock_unlock (percpu_lock);
+      return;
+    }
+  percpu.last_look_ns = now_ns;
   for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
     {
-      intptr_t *header = percpu_cache_of (cpu);
-      intptr_t ops = atomic_load_relaxed (&header[percpu_word_slow_ops]);
-      if (ops == header[percpu_word_seen_ops])
-	percpu_drain_range (cpu, cpu + 1);
-      header[percpu_word_seen_ops] = ops;
+      intptr_t *used = &percpu_cache_of (cpu)[percpu_word_used];
+      if (atomic_load_relaxed (used) != 0)
+	atomic_store_relaxed (used, 0);
+      else if (!percpu_drain_range (cpu, cpu + 1))
+	break;
     }
   __libc_lock_unlock (percpu_lock);
 }
 
 /* A thread exits.  Concurrency IDs are below the number of threads, so
-   the caches of IDs from that number on are no longer used.  */
+   the caches of IDs from that number on are no longer used.  Without
+   the fence, the thread empties the cache it runs on.  */
 static void
 percpu_cache_thread_exit (void)
 {
-  if (atomic_load_acquire (&percpu.state) != percpu_ready
-      || percpu.field != RSEQ_PERCPU_INDEX_MM_CID)
+  int state = atomic_load_acquire (&percpu.state);
+  if (state == percpu_unfenced)
+    {
+      percpu_drain_local ();
+      return;
+    }
+  if (state != percpu_ready || percpu.field != RSEQ_PERCPU_INDEX_MM_CID)
     return;
   /* This thread still counts in __nptl_nthreads.  */
   unsigned int live = atomic_load_relaxed (&__nptl_nthreads);
@@ -675,17 +842,20 @@ percpu_cache_thread_exit (void)
 }
 
 /* fork: percpu_lock is taken before the arena locks, the transfer
-   caches' after them (nothing holding one takes another lock).  */
+   caches' after them (nothing holding one takes another lock).  With
+   the cache off (the tunable is read once, at startup) there is nothing
+   to lock.  */
 static void
 percpu_cache_fork_lock_parent (void)
 {
-  __libc_lock_lock (percpu_lock);
+  if (percpu.mode != percpu_off)
+    __libc_lock_lock (percpu_lock);
 }
 
 static void
 percpu_cache_fork_lock_transfer (void)
 {
-  if (percpu.state == percpu_ready)
+  if (percpu_has_caches (percpu.state))
     for (unsigned int c = 0; c < percpu.nclasses; c++)
       __libc_lock_lock (percpu.transfer[c].lock);
 }
@@ -693,25 +863,25 @@ percpu_cache_fork_lock_transfer (void)
 static void
 percpu_cache_fork_unlock_parent (void)
 {
-  if (percpu.state == percpu_ready)
+  if (percpu_has_caches (percpu.state))
     for (unsigned int c = 0; c < percpu.nclasses; c++)
       __libc_lock_unlock (percpu.transfer[c].lock);
-  __libc_lock_unlock (percpu_lock);
+  if (percpu.mode != percpu_off)
+    __libc_lock_unlock (percpu_lock);
 }
 
 /* The child keeps the caches and their chunks: it has the same memory,
-   and a concurrency ID or CPU it will use finds them.  */
+   and a concurrency ID or CPU it will use finds them.  Its membarrier
+   registration is its own, made when it first needs the fence.  */
 static void
 percpu_cache_fork_unlock_child (void)
 {
-  if (percpu.state == percpu_ready)
+  if (percpu_has_caches (percpu.state))
     for (unsigned int c = 0; c < percpu.nclasses; c++)
       __libc_lock_init (percpu.transfer[c].lock);
-  __libc_lock_init (percpu_lock);
-  if (percpu.state == percpu_ready
-      && percpu_membarrier (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
-	 != 0)
-    percpu.state = percpu_unavailable;
+  if (percpu.mode != percpu_off)
+    __libc_lock_init (percpu_lock);
+  percpu.fence_registered = false;
 }
 
 struct percpu_cache_stats
@@ -746,7 +916,7 @@ percpu_cache_stats (struct percpu_cache_stats *stats)
   stats->caches = 0;
   stats->chunks = 0;
   stats->bytes = 0;
-  if (atomic_load_acquire (&percpu.state) != percpu_ready)
+  if (!percpu_has_caches (atomic_load_acquire (&percpu.state)))
     return;
   stats->mode = percpu.field == RSEQ_PERCPU_INDEX_MM_CID ? "mm_cid" : "cpu_id";
   stats->caches = percpu.ncaches;
@@ -774,9 +944,11 @@ percpu_cache_info (FILE *fp)
   percpu_cache_stats (&stats);
   if (stats.caches == 0)
     return;
-  fprintf (fp, "<percpu mode=\"%s\" caches=\"%zu\" count=\"%zu\" "
-	   "size=\"%zu\">\n", stats.mode, stats.caches, stats.chunks,
-	   stats.bytes);
+  /* fence="failed": the caches take no new chunks (percpu_lose_fence).  */
+  fprintf (fp, "<percpu mode=\"%s\" fence=\"%s\" caches=\"%zu\" "
+	   "count=\"%zu\" size=\"%zu\">\n", stats.mode,
+	   atomic_load_relaxed (&percpu.state) == percpu_ready
+	   ? "ok" : "failed", stats.caches, stats.chunks, stats.bytes);
   for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
     {
       size_t chunks, bytes;

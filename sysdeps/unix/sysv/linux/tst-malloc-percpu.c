@@ -53,6 +53,8 @@
 #include <support/xthread.h>
 #include <support/xunistd.h>
 
+#include "tst-malloc-percpu-info.h"
+
 #ifndef PERCPU_MODE
 # define PERCPU_MODE "mm_cid"
 #endif
@@ -245,56 +247,6 @@ disturber (void *arg)
       usleep (100);
     }
   return NULL;
-}
-
-/* The malloc_info element of the per-CPU cache, or NULL.  */
-static char *
-percpu_info (void)
-{
-  struct xmemstream out;
-  xopen_memstream (&out);
-  TEST_COMPARE (malloc_info (0, out.out), 0);
-  xfclose_memstream (&out);
-  char *start = strstr (out.buffer, "<percpu ");
-  char *result = NULL;
-  if (start != NULL)
-    result = xstrndup (start, strcspn (start, "\n"));
-  free (out.buffer);
-  return result;
-}
-
-/* The sum of attribute ATTR over the cache elements of malloc_info.  */
-static size_t
-percpu_cache_sum (const char *attr)
-{
-  struct xmemstream out;
-  xopen_memstream (&out);
-  TEST_COMPARE (malloc_info (0, out.out), 0);
-  xfclose_memstream (&out);
-  char *key = xasprintf (" %s=\"", attr);
-  size_t sum = 0;
-  for (char *p = out.buffer; (p = strstr (p, "<cache ")) != NULL; p++)
-    {
-      char *end = strchr (p, '\n');
-      char *v = strstr (p, key);
-      TEST_VERIFY_EXIT (v != NULL && end != NULL && v < end);
-      sum += strtoul (v + strlen (key), NULL, 10);
-    }
-  free (key);
-  free (out.buffer);
-  return sum;
-}
-
-static size_t
-percpu_cached_chunks (void)
-{
-  char *info = percpu_info ();
-  TEST_VERIFY_EXIT (info != NULL);
-  char *count = strstr (info, " count=\"");
-  TEST_VERIFY_EXIT (count != NULL);
-  size_t n = strtoul (count + strlen (" count=\""), NULL, 10);
-  free (info);
-  return n;
 }
 
 /* The child of a fork under load: it inherited the caches, uses them

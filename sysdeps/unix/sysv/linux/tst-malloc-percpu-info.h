@@ -1,0 +1,143 @@
+/* malloc_info of the per-CPU cache, for its tests.
+   Copyright (C) 2026 Free Software Foundation, Inc.
+   This file is part of the GNU C Library.
+
+   The GNU C Library is free software; you can redistribute it and/or
+   modify it under the terms of the GNU Lesser General Public
+   License as published by the Free Software Foundation; either
+   version 2.1 of the License, or (at your option) any later version.
+
+   The GNU C Library is distributed in the hope that it will be useful,
+   but WITHOUT ANY WARRANTY; without even the implied warranty of
+   MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+   Lesser General Public License for more details.
+
+   You should have received a copy of the GNU Lesser General Public
+   License along with the GNU C Library; if not, see
+   <https://www.gnu.org/licenses/>.  */
+
+#ifndef TST_MALLOC_PERCPU_INFO_H
+#define TST_MALLOC_PERCPU_INFO_H
+
+#include <malloc.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <support/check.h>
+#include <support/support.h>
+#include <support/xmemstream.h>
+
+/* What malloc_info prints.  */
+static char *
+percpu_malloc_info (void)
+{
+  struct xmemstream out;
+  xopen_memstream (&out);
+  TEST_COMPARE (malloc_info (0, out.out), 0);
+  xfclose_memstream (&out);
+  return out.buffer;
+}
+
+/* The line of malloc_info that starts with START (for example
+   "<percpu " or "<cache index=\"3\" "), or NULL.  */
+static char *
+percpu_info_line (const char *start)
+{
+  char *info = percpu_malloc_info ();
+  char *line = strstr (info, start);
+  char *result = NULL;
+  if (line != NULL)
+    result = xstrndup (line, strcspn (line, "\n"));
+  free (info);
+  return result;
+}
+
+/* The malloc_info element of the per-CPU cache, or NULL.  */
+static char *
+percpu_info (void)
+{
+  return percpu_info_line ("<percpu ");
+}
+
+/* The value of attribute ATTR in LINE, a line of malloc_info.  */
+static size_t
+percpu_attr (const char *line, const char *attr)
+{
+  char *key = xasprintf (" %s=\"", attr);
+  const char *v = strstr (line, key);
+  if (v == NULL)
+    FAIL_EXIT1 ("no attribute %s in %s", attr, line);
+  size_t value = strtoul (v + strlen (key), NULL, 10);
+  free (key);
+  return value;
+}
+
+/* Whether attribute ATTR of LINE is the string VALUE.  */
+static bool
+percpu_attr_is (const char *line, const char *attr, const char *value)
+{
+  char *expected = xasprintf (" %s=\"%s\"", attr, value);
+  bool result = strstr (line, expected) != NULL;
+  free (expected);
+  return result;
+}
+
+/* Attribute ATTR of the cache element of cache INDEX, 0 if malloc_info
+   has no element for it (a cache with no chunks and no statistics).  */
+static size_t
+percpu_cache_attr (unsigned int index, const char *attr)
+{
+  char *start = xasprintf ("<cache index=\"%u\" ", index);
+  char *line = percpu_info_line (start);
+  size_t value = line != NULL ? percpu_attr (line, attr) : 0;
+  free (line);
+  free (start);
+  return value;
+}
+
+/* The sum of attribute ATTR over the cache elements of malloc_info.  */
+static size_t
+percpu_cache_sum (const char *attr)
+{
+  char *info = percpu_malloc_info ();
+  size_t sum = 0;
+  for (char *p = info; (p = strstr (p, "<cache ")) != NULL; p++)
+    {
+      char *line = xstrndup (p, strcspn (p, "\n"));
+      sum += percpu_attr (line, attr);
+      free (line);
+    }
+  free (info);
+  return sum;
+}
+
+/* The chunks held in the per-CPU and transfer caches.  */
+static size_t
+percpu_cached_chunks (void)
+{
+  char *info = percpu_info ();
+  TEST_VERIFY_EXIT (info != NULL);
+  size_t n = percpu_attr (info, "count");
+  free (info);
+  return n;
+}
+
+/* Free chunks that the thread cache has no room for, which sets up the
+   caches; exit as unsupported if the system cannot run them.  */
+static void
+percpu_start (void)
+{
+  enum { n = 100 };
+  void *p[n];
+  for (int i = 0; i < n; i++)
+    p[i] = xmalloc (32);
+  for (int i = 0; i < n; i++)
+    free (p[i]);
+  char *info = percpu_info ();
+  if (info == NULL)
+    FAIL_UNSUPPORTED ("the per-CPU cache is not set up (no rseq?)");
+  printf ("info: %s\n", info);
+  free (info);
+}
+
+#endif /* tst-malloc-percpu-info.h */

@@ -1,0 +1,268 @@
+/* Checks of the chunks malloc's per-CPU cache hands out and gives back,
+   on every ABI:
+
+     misaligned   a slot overwritten with a misaligned pointer: malloc
+                  aborts with "unaligned per-CPU cache chunk"
+     wrong-size   a slot overwritten with a live chunk of another size:
+                  malloc aborts with "mismatching size"
+     trim         malloc_trim returns what the caches held to the arenas,
+                  not to the calling thread's cache: mallinfo2's bytes in
+                  use fall by exactly the bytes the caches held
+
+     harden [CASE]
+
+   Without a case the program runs each one in a new process with
+   glibc.malloc.percpu=mm_cid and checks how it ended (the thread cache
+   holds 7 chunks of a class: the 8th free goes to the per-CPU cache, the
+   8th malloc comes from there).  77 without the per-CPU cache.  */
+#include "rseq-test.h"
+#include <inttypes.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+
+#define TUNABLES "glibc.malloc.percpu=mm_cid"
+#define TCACHE_COUNT 7
+/* A size nothing else here allocates: its chunk pointers are only where
+   the test put them.  */
+#define SMALL 424
+#define LARGE 200
+
+/* The percpu element of malloc_info written to F, or NULL.  */
+static char *
+percpu_element (FILE *f, char *buf)
+{
+  CHECK_EQ (malloc_info (0, f), 0);
+  CHECK_EQ (fflush (f), 0);
+  char *p = strstr (buf, "<percpu ");
+  if (p != NULL)
+    p[strcspn (p, "\n")] = '\0';
+  return p;
+}
+
+static long
+attr (const char *element, const char *name)
+{
+  char key[32];
+  snprintf (key, sizeof key, " %s=\"", name);
+  const char *v = strstr (element, key);
+  CHECK (v != NULL);
+  return strtol (v + strlen (key), NULL, 10);
+}
+
+/* The one word of an anonymous writable mapping that holds VALUE.  */
+static uintptr_t *
+find_slot (uintptr_t value)
+{
+  FILE *maps = fopen ("/proc/self/maps", "r");
+  CHECK (maps != NULL);
+  uintptr_t *found = NULL;
+  int hits = 0;
+  char line[512];
+  while (fgets (line, sizeof line, maps) != NULL)
+    {
+      uintptr_t start, end;
+      char perms[5];
+      unsigned long inode;
+      int path = 0;
+      if (sscanf (line, "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %lu %n",
+		  &start, &end, perms, &inode, &path) < 4
+	  || inode != 0 || line[path] != '\0' || strcmp (perms, "rw-p") != 0)
+	continue;
+      for (uintptr_t *w = (uintptr_t *) start; w < (uintptr_t *) end; w++)
+	if (*w == value)
+	  {
+	    found = w;
+	    hits++;
+	  }
+    }
+  fclose (maps);
+  CHECK_EQ (hits, 1);
+  return found;
+}
+
+/* Put the 8th freed chunk of SMALL bytes in the per-CPU cache, replace
+   its slot (with a misaligned pointer, or with a live chunk of LARGE
+   bytes) and malloc the chunks back: the 8th malloc must abort.  */
+static int
+corrupt_slot (bool with_large)
+{
+  void *volatile p[TCACHE_COUNT + 1];
+  for (int i = 0; i <= TCACHE_COUNT; i++)
+    CHECK ((p[i] = malloc (SMALL)) != NULL);
+  void *volatile large = malloc (LARGE);
+  CHECK (large != NULL);
+  for (int i = 0; i <= TCACHE_COUNT; i++)
+    free (p[i]);
+  uintptr_t *slot = find_slot ((uintptr_t) p[TCACHE_COUNT]);
+  *slot = with_large ? (uintptr_t) large : *slot + 1;
+  for (int i = 0; i <= TCACHE_COUNT; i++)
+    p[i] = malloc (SMALL);
+  printf ("malloc returned %p\n", p[TCACHE_COUNT]);
+  return 1;
+}
+
+static int
+misaligned (void)
+{
+  return corrupt_slot (false);
+}
+
+static int
+wrong_size (void)
+{
+  return corrupt_slot (true);
+}
+
+static pthread_barrier_t filled, may_exit;
+
+static void *
+fill_and_wait (void *arg)
+{
+  (void) arg;
+  void *volatile p[100];
+  for (int i = 0; i < 100; i++)
+    CHECK ((p[i] = malloc (LARGE)) != NULL);
+  for (int i = 0; i < 100; i++)
+    free (p[i]);
+  pthread_barrier_wait (&filled);
+  pthread_barrier_wait (&may_exit);
+  return NULL;
+}
+
+/* malloc_info writes into a buffer set up beforehand: nothing is
+   allocated or freed between reading the caches and mallinfo2.  */
+static int
+trim (void)
+{
+  static char buf[1 << 16];
+  FILE *f = fmemopen (buf, sizeof buf - 1, "w");
+  CHECK (f != NULL);
+  CHECK (fputs ("start\n", f) >= 0 && fflush (f) == 0);
+  CHECK_EQ (pthread_barrier_init (&filled, NULL, 2), 0);
+  CHECK_EQ (pthread_barrier_init (&may_exit, NULL, 2), 0);
+  pthread_t t;
+  CHECK_EQ (pthread_create (&t, NULL, fill_and_wait, NULL), 0);
+  pthread_barrier_wait (&filled);
+
+  char *element = percpu_element (f, buf);
+  size_t in_use = mallinfo2 ().uordblks;
+  malloc_trim (0);
+  size_t in_use_after = mallinfo2 ().uordblks;
+  CHECK (element != NULL);
+  long cached = attr (element, "size");
+  printf ("%ld bytes cached; in use %zu before malloc_trim, %zu after\n",
+	  cached, in_use, in_use_after);
+  CHECK (cached >= (100 - TCACHE_COUNT) * (LARGE + 8));
+  CHECK_EQ (in_use - in_use_after, cached);
+  rewind (f);
+  element = percpu_element (f, buf);
+  CHECK (element != NULL);
+  CHECK_EQ (attr (element, "count"), 0);
+
+  pthread_barrier_wait (&may_exit);
+  CHECK_EQ (pthread_join (t, NULL), 0);
+  return 0;
+}
+
+static const struct
+{
+  const char *name;
+  int (*run) (void);
+  const char *message;		/* The abort message, or NULL.  */
+} cases[] = {
+  { "misaligned", misaligned, "malloc(): unaligned per-CPU cache chunk" },
+  { "wrong-size", wrong_size, "malloc(): mismatching size of per-CPU cache chunk" },
+  { "trim", trim, NULL },
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+/* Run case I in a new process: 0 if it ended as it must, 77 if
+   unsupported, else 1.  */
+static int
+run_case (char *argv0, size_t i)
+{
+  int err[2];
+  CHECK_EQ (pipe (err), 0);
+  fflush (stdout);
+  pid_t pid = fork ();
+  CHECK (pid >= 0);
+  if (pid == 0)
+    {
+      dup2 (err[1], 2);
+      close (err[0]);
+      char *args[] = { argv0, (char *) cases[i].name, NULL };
+      execv ("/proc/self/exe", args);
+      FAIL ("execv /proc/self/exe: %s", strerror (errno));
+    }
+  close (err[1]);
+  char text[4096];
+  size_t n = 0;
+  ssize_t r;
+  while ((r = read (err[0], text + n, sizeof text - 1 - n)) > 0)
+    n += r;
+  text[n] = '\0';
+  close (err[0]);
+  fputs (text, stdout);
+  int status;
+  CHECK_EQ (waitpid (pid, &status, 0), pid);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == EXIT_UNSUPPORTED)
+    return EXIT_UNSUPPORTED;
+  bool ok = cases[i].message == NULL
+	    ? WIFEXITED (status) && WEXITSTATUS (status) == 0
+	    : WIFSIGNALED (status) && WTERMSIG (status) == SIGABRT
+	      && strstr (text, cases[i].message) != NULL;
+  printf ("%s: %s %d: %s\n", cases[i].name,
+	  WIFSIGNALED (status) ? "signal" : "exit",
+	  WIFSIGNALED (status) ? WTERMSIG (status) : WEXITSTATUS (status),
+	  ok ? "as expected" : "WRONG");
+  return ok ? 0 : 1;
+}
+
+int
+main (int argc, char **argv)
+{
+  setvbuf (stdout, NULL, _IOLBF, 0);
+  const char *tunables = getenv ("GLIBC_TUNABLES");
+  if (tunables == NULL || strcmp (tunables, TUNABLES) != 0)
+    {
+      CHECK_EQ (setenv ("GLIBC_TUNABLES", TUNABLES, 1), 0);
+      execv ("/proc/self/exe", argv);
+      FAIL ("execv /proc/self/exe: %s", strerror (errno));
+    }
+  /* Start the caches: the 8th free of a class.  */
+  void *volatile warm[TCACHE_COUNT + 1];
+  for (int i = 0; i <= TCACHE_COUNT; i++)
+    CHECK ((warm[i] = malloc (32)) != NULL);
+  for (int i = 0; i <= TCACHE_COUNT; i++)
+    free (warm[i]);
+  static char buf[1 << 16];
+  FILE *f = fmemopen (buf, sizeof buf - 1, "w");
+  CHECK (f != NULL);
+  if (percpu_element (f, buf) == NULL)
+    UNSUPPORTED ("malloc_info shows no per-CPU cache with " TUNABLES);
+  fclose (f);
+
+  if (argc == 2)
+    {
+      for (size_t i = 0; i < NCASES; i++)
+	if (strcmp (argv[1], cases[i].name) == 0)
+	  return cases[i].run ();
+    }
+  if (argc != 1)
+    {
+      fprintf (stderr, "usage: harden [misaligned|wrong-size|trim]\n");
+      return 2;
+    }
+  int failed = 0, unsupported = 0;
+  for (size_t i = 0; i < NCASES; i++)
+    {
+      int r = run_case (argv[0], i);
+      failed += r == 1;
+      unsupported += r == EXIT_UNSUPPORTED;
+    }
+  if (failed > 0)
+    return 1;
+  return unsupported > 0 ? EXIT_UNSUPPORTED : 0;
+}
