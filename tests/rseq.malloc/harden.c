@@ -51,7 +51,9 @@ attr (const char *element, const char *name)
   return strtol (v + strlen (key), NULL, 10);
 }
 
-/* The one word of an anonymous writable mapping that holds VALUE.  */
+/* The slot that holds VALUE as the only chunk of its class: the one word
+   of an anonymous writable mapping (the per-CPU caches are one) that
+   holds VALUE right after a count of 1.  */
 static uintptr_t *
 find_slot (uintptr_t value)
 {
@@ -70,8 +72,8 @@ find_slot (uintptr_t value)
 		  &start, &end, perms, &inode, &path) < 4
 	  || inode != 0 || line[path] != '\0' || strcmp (perms, "rw-p") != 0)
 	continue;
-      for (uintptr_t *w = (uintptr_t *) start; w < (uintptr_t *) end; w++)
-	if (*w == value)
+      for (uintptr_t *w = (uintptr_t *) start + 1; w < (uintptr_t *) end; w++)
+	if (*w == value && w[-1] == 1)
 	  {
 	    found = w;
 	    hits++;

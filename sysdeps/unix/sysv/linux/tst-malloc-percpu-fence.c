@@ -59,6 +59,7 @@
 #include <array_length.h>
 #include <support/capture_subprocess.h>
 #include <support/check.h>
+#include <support/test-driver.h>
 #include <support/timespec.h>
 #include <support/xthread.h>
 #include <support/xtime.h>

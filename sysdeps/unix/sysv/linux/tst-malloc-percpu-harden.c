@@ -48,8 +48,9 @@
    pointers are found only where the test put them.  */
 enum { tcache_count = 7, small = 424, large = 200 };
 
-/* The one word of an anonymous writable mapping (the per-CPU caches are
-   one) that holds VALUE.  */
+/* The slot that holds VALUE as the only chunk of its class: the one word
+   of an anonymous writable mapping (the per-CPU caches are one) that
+   holds VALUE right after a count of 1.  */
 static uintptr_t *
 find_slot (uintptr_t value)
 {
@@ -68,8 +69,8 @@ find_slot (uintptr_t value)
 		  &start, &end, perms, &inode, &path) < 4
 	  || inode != 0 || line[path] != '\0' || strcmp (perms, "rw-p") != 0)
 	continue;
-      for (uintptr_t *w = (uintptr_t *) start; w < (uintptr_t *) end; w++)
-	if (*w == value)
+      for (uintptr_t *w = (uintptr_t *) start + 1; w < (uintptr_t *) end; w++)
+	if (*w == value && w[-1] == 1)
 	  {
 	    found = w;
 	    hits++;
@@ -93,7 +94,7 @@ corrupt_slot (bool replace_with_large)
   void *other = xmalloc (large);
   for (int i = 0; i <= tcache_count; i++)
     free (p[i]);
-  TEST_VERIFY (percpu_cached_chunks () >= 1);
+  TEST_COMPARE (percpu_cached_chunks (), 1);
   uintptr_t *slot = find_slot ((uintptr_t) p[tcache_count]);
   *slot = replace_with_large ? (uintptr_t) other : *slot + 1;
   for (int i = 0; i <= tcache_count; i++)
