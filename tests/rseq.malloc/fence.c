@@ -90,11 +90,12 @@ pin (int cpu)
   sched_setaffinity (0, sizeof set, &set);
 }
 
-/* An allocated block's last word, bound to its address.  */
-static uintptr_t *
+/* An allocated block's last word, bound to its address.  Volatile: the
+   compiler drops a store right before free.  */
+static volatile uintptr_t *
 marker (void *p, size_t size)
 {
-  return (uintptr_t *) p + size / sizeof (uintptr_t) - 1;
+  return (volatile uintptr_t *) p + size / sizeof (uintptr_t) - 1;
 }
 
 static uintptr_t

@@ -115,11 +115,12 @@ enum { burst = 64 };
 static const size_t sizes[] = { 24, 40, 64, 100, 200 };
 
 /* The marker of an allocated block: its last word, bound to its address
-   so that stale data never looks like one.  */
-static uintptr_t *
+   so that stale data never looks like one.  Volatile: the compiler drops
+   a store right before free.  */
+static volatile uintptr_t *
 marker (void *p, size_t size)
 {
-  return (uintptr_t *) p + size / sizeof (uintptr_t) - 1;
+  return (volatile uintptr_t *) p + size / sizeof (uintptr_t) - 1;
 }
 
 static uintptr_t
