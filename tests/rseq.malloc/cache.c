@@ -17,8 +17,7 @@
    it is not set, since glibc reads tunables at startup.  77 if
    malloc_info shows no per-CPU cache (a kernel without rseq or without
    membarrier's MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ).  */
-#include "rseq-test.h"
-#include <malloc.h>
+#include "malloc-test.h"
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -192,33 +191,13 @@ disturber (void *arg)
   return NULL;
 }
 
-/* malloc_info's output.  */
-static char *
-malloc_info_text (void)
-{
-  char *buf;
-  size_t len;
-  FILE *f = open_memstream (&buf, &len);
-  CHECK (f != NULL);
-  CHECK_EQ (malloc_info (0, f), 0);
-  CHECK_EQ (fclose (f), 0);
-  return buf;
-}
-
 /* The count attribute of the percpu element, or -1 without one.  */
 static long
 cached_chunks (void)
 {
-  char *info = malloc_info_text ();
-  char *p = strstr (info, "<percpu ");
-  long n = -1;
-  if (p != NULL)
-    {
-      p = strstr (p, " count=\"");
-      CHECK (p != NULL);
-      n = strtol (p + 8, NULL, 10);
-    }
-  free (info);
+  char *element = malloc_info_line ("<percpu ");
+  long n = element != NULL ? malloc_info_attr (element, "count") : -1;
+  free (element);
   return n;
 }
 
@@ -227,7 +206,7 @@ run_mode (const char *mode)
 {
   /* The caches are set up by the first free the thread cache has no
      room for.  */
-  void *warm[64];
+  void *volatile warm[64];
   for (int i = 0; i < 64; i++)
     CHECK ((warm[i] = malloc (32)) != NULL);
   for (int i = 0; i < 64; i++)

@@ -25,15 +25,12 @@
 
    Without a case the program runs each one and checks how it ended.
    77 without seccomp filters or without the per-CPU cache.  */
-#include "rseq-test.h"
+#include "malloc-test.h"
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -133,16 +130,7 @@ bursts (int rounds)
 static char *
 percpu_element (void)
 {
-  char *buf;
-  size_t len;
-  FILE *f = open_memstream (&buf, &len);
-  CHECK (f != NULL);
-  CHECK_EQ (malloc_info (0, f), 0);
-  CHECK_EQ (fclose (f), 0);
-  char *p = strstr (buf, "<percpu ");
-  char *element = p != NULL ? strndup (p, strcspn (p, "\n")) : NULL;
-  free (buf);
-  return element;
+  return malloc_info_line ("<percpu ");
 }
 
 /* Attribute ATTR of the percpu element, as a number.  */
@@ -151,11 +139,7 @@ percpu_attr (const char *attr)
 {
   char *element = percpu_element ();
   CHECK (element != NULL);
-  char key[32];
-  snprintf (key, sizeof key, " %s=\"", attr);
-  char *v = strstr (element, key);
-  CHECK (v != NULL);
-  long n = strtol (v + strlen (key), NULL, 10);
+  long n = malloc_info_attr (element, attr);
   free (element);
   return n;
 }
@@ -330,79 +314,20 @@ kill_threads (void)
   return 0;
 }
 
-static const struct
-{
-  const char *name;
-  int (*run) (void);
-  int signal;			/* The signal it must die of, or 0.  */
-} cases[] = {
-  { "deny-before", deny_before, 0 },
-  { "deny-after", deny_after, 0 },
-  { "kill-single", kill_single, 0 },
-  { "kill-fork", kill_fork, 0 },
-  { "kill-threads", kill_threads, SIGSYS },
+static const struct malloc_test_case cases[] = {
+  { "deny-before", deny_before, 0, NULL },
+  { "deny-after", deny_after, 0, NULL },
+  { "kill-single", kill_single, 0, NULL },
+  { "kill-fork", kill_fork, 0, NULL },
+  { "kill-threads", kill_threads, SIGSYS, NULL },
 };
-#define NCASES (sizeof cases / sizeof cases[0])
-
-/* Run case I in a new process; 0 if it ended as it must, 77 if it was
-   unsupported, else 1.  */
-static int
-run_case (char *argv0, size_t i)
-{
-  fflush (stdout);
-  pid_t pid = fork ();
-  CHECK (pid >= 0);
-  if (pid == 0)
-    {
-      char *args[] = { argv0, (char *) cases[i].name, NULL };
-      execv ("/proc/self/exe", args);
-      FAIL ("execv /proc/self/exe: %s", strerror (errno));
-    }
-  int status;
-  CHECK_EQ (waitpid (pid, &status, 0), pid);
-  if (WIFEXITED (status) && WEXITSTATUS (status) == EXIT_UNSUPPORTED)
-    return EXIT_UNSUPPORTED;
-  bool ok = cases[i].signal == 0
-	    ? WIFEXITED (status) && WEXITSTATUS (status) == 0
-	    : WIFSIGNALED (status) && WTERMSIG (status) == cases[i].signal;
-  printf ("%s: %s %d: %s\n", cases[i].name,
-	  WIFSIGNALED (status) ? "signal" : "exit",
-	  WIFSIGNALED (status) ? WTERMSIG (status) : WEXITSTATUS (status),
-	  ok ? "as expected" : "WRONG");
-  return ok ? 0 : 1;
-}
 
 int
 main (int argc, char **argv)
 {
   setvbuf (stdout, NULL, _IOLBF, 0);
-  const char *tunables = getenv ("GLIBC_TUNABLES");
-  if (tunables == NULL || strcmp (tunables, TUNABLES) != 0)
-    {
-      CHECK_EQ (setenv ("GLIBC_TUNABLES", TUNABLES, 1), 0);
-      execv ("/proc/self/exe", argv);
-      FAIL ("execv /proc/self/exe: %s", strerror (errno));
-    }
-  if (argc == 2)
-    {
-      for (size_t i = 0; i < NCASES; i++)
-	if (strcmp (argv[1], cases[i].name) == 0)
-	  return cases[i].run ();
-    }
-  if (argc != 1)
-    {
-      fprintf (stderr, "usage: fence [deny-before|deny-after|kill-single"
-	       "|kill-fork|kill-threads]\n");
-      return 2;
-    }
-  int failed = 0, unsupported = 0;
-  for (size_t i = 0; i < NCASES; i++)
-    {
-      int r = run_case (argv[0], i);
-      failed += r == 1;
-      unsupported += r == EXIT_UNSUPPORTED;
-    }
-  if (failed > 0)
-    return 1;
-  return unsupported > 0 ? EXIT_UNSUPPORTED : 0;
+  reexec_with_tunables (argv, TUNABLES);
+  return malloc_test_main (argc, argv, "fence [deny-before|deny-after|"
+			   "kill-single|kill-fork|kill-threads]",
+			   cases, sizeof cases / sizeof cases[0]);
 }

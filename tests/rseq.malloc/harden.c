@@ -15,12 +15,9 @@
    glibc.malloc.percpu=mm_cid and checks how it ended (the thread cache
    holds 7 chunks of a class: the 8th free goes to the per-CPU cache, the
    8th malloc comes from there).  77 without the per-CPU cache.  */
-#include "rseq-test.h"
+#include "malloc-test.h"
 #include <inttypes.h>
-#include <malloc.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdbool.h>
 
 #define TUNABLES "glibc.malloc.percpu=mm_cid"
 #define TCACHE_COUNT 7
@@ -39,16 +36,6 @@ percpu_element (FILE *f, char *buf)
   if (p != NULL)
     p[strcspn (p, "\n")] = '\0';
   return p;
-}
-
-static long
-attr (const char *element, const char *name)
-{
-  char key[32];
-  snprintf (key, sizeof key, " %s=\"", name);
-  const char *v = strstr (element, key);
-  CHECK (v != NULL);
-  return strtol (v + strlen (key), NULL, 10);
 }
 
 /* The slot that holds VALUE as the only chunk of its class: the one word
@@ -153,7 +140,7 @@ trim (void)
   malloc_trim (0);
   size_t in_use_after = mallinfo2 ().uordblks;
   CHECK (element != NULL);
-  long cached = attr (element, "size");
+  long cached = malloc_info_attr (element, "size");
   printf ("%ld bytes cached; in use %zu before malloc_trim, %zu after\n",
 	  cached, in_use, in_use_after);
   CHECK (cached >= (100 - TCACHE_COUNT) * (LARGE + 8));
@@ -161,78 +148,26 @@ trim (void)
   rewind (f);
   element = percpu_element (f, buf);
   CHECK (element != NULL);
-  CHECK_EQ (attr (element, "count"), 0);
+  CHECK_EQ (malloc_info_attr (element, "count"), 0);
 
   pthread_barrier_wait (&may_exit);
   CHECK_EQ (pthread_join (t, NULL), 0);
   return 0;
 }
 
-static const struct
-{
-  const char *name;
-  int (*run) (void);
-  const char *message;		/* The abort message, or NULL.  */
-} cases[] = {
-  { "misaligned", misaligned, "malloc(): unaligned per-CPU cache chunk" },
-  { "wrong-size", wrong_size, "malloc(): mismatching size of per-CPU cache chunk" },
-  { "trim", trim, NULL },
+static const struct malloc_test_case cases[] = {
+  { "misaligned", misaligned, SIGABRT,
+    "malloc(): unaligned per-CPU cache chunk detected" },
+  { "wrong-size", wrong_size, SIGABRT,
+    "malloc(): mismatching size of per-CPU cache chunk" },
+  { "trim", trim, 0, NULL },
 };
-#define NCASES (sizeof cases / sizeof cases[0])
-
-/* Run case I in a new process: 0 if it ended as it must, 77 if
-   unsupported, else 1.  */
-static int
-run_case (char *argv0, size_t i)
-{
-  int err[2];
-  CHECK_EQ (pipe (err), 0);
-  fflush (stdout);
-  pid_t pid = fork ();
-  CHECK (pid >= 0);
-  if (pid == 0)
-    {
-      dup2 (err[1], 2);
-      close (err[0]);
-      char *args[] = { argv0, (char *) cases[i].name, NULL };
-      execv ("/proc/self/exe", args);
-      FAIL ("execv /proc/self/exe: %s", strerror (errno));
-    }
-  close (err[1]);
-  char text[4096];
-  size_t n = 0;
-  ssize_t r;
-  while ((r = read (err[0], text + n, sizeof text - 1 - n)) > 0)
-    n += r;
-  text[n] = '\0';
-  close (err[0]);
-  fputs (text, stdout);
-  int status;
-  CHECK_EQ (waitpid (pid, &status, 0), pid);
-  if (WIFEXITED (status) && WEXITSTATUS (status) == EXIT_UNSUPPORTED)
-    return EXIT_UNSUPPORTED;
-  bool ok = cases[i].message == NULL
-	    ? WIFEXITED (status) && WEXITSTATUS (status) == 0
-	    : WIFSIGNALED (status) && WTERMSIG (status) == SIGABRT
-	      && strstr (text, cases[i].message) != NULL;
-  printf ("%s: %s %d: %s\n", cases[i].name,
-	  WIFSIGNALED (status) ? "signal" : "exit",
-	  WIFSIGNALED (status) ? WTERMSIG (status) : WEXITSTATUS (status),
-	  ok ? "as expected" : "WRONG");
-  return ok ? 0 : 1;
-}
 
 int
 main (int argc, char **argv)
 {
   setvbuf (stdout, NULL, _IOLBF, 0);
-  const char *tunables = getenv ("GLIBC_TUNABLES");
-  if (tunables == NULL || strcmp (tunables, TUNABLES) != 0)
-    {
-      CHECK_EQ (setenv ("GLIBC_TUNABLES", TUNABLES, 1), 0);
-      execv ("/proc/self/exe", argv);
-      FAIL ("execv /proc/self/exe: %s", strerror (errno));
-    }
+  reexec_with_tunables (argv, TUNABLES);
   /* Start the caches: the 8th free of a class.  */
   void *volatile warm[TCACHE_COUNT + 1];
   for (int i = 0; i <= TCACHE_COUNT; i++)
@@ -246,25 +181,6 @@ main (int argc, char **argv)
     UNSUPPORTED ("malloc_info shows no per-CPU cache with " TUNABLES);
   fclose (f);
 
-  if (argc == 2)
-    {
-      for (size_t i = 0; i < NCASES; i++)
-	if (strcmp (argv[1], cases[i].name) == 0)
-	  return cases[i].run ();
-    }
-  if (argc != 1)
-    {
-      fprintf (stderr, "usage: harden [misaligned|wrong-size|trim]\n");
-      return 2;
-    }
-  int failed = 0, unsupported = 0;
-  for (size_t i = 0; i < NCASES; i++)
-    {
-      int r = run_case (argv[0], i);
-      failed += r == 1;
-      unsupported += r == EXIT_UNSUPPORTED;
-    }
-  if (failed > 0)
-    return 1;
-  return unsupported > 0 ? EXIT_UNSUPPORTED : 0;
+  return malloc_test_main (argc, argv, "harden [misaligned|wrong-size|trim]",
+			   cases, sizeof cases / sizeof cases[0]);
 }

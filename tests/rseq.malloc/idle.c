@@ -12,11 +12,9 @@
    Runs itself with glibc.malloc.percpu=cpu_id and no thread cache
    (cache N is CPU N's; every malloc and free reaches it).  77 with fewer
    than 2 usable CPUs or without the per-CPU cache.  */
-#include "rseq-test.h"
-#include <malloc.h>
+#include "malloc-test.h"
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 
 #define TUNABLES "glibc.malloc.percpu=cpu_id:glibc.malloc.tcache_count=0"
 #define SCAN_INTERVAL 1024
@@ -41,24 +39,11 @@ pin (int cpu)
 static long
 cache_attr (int index, const char *attr)
 {
-  char *buf;
-  size_t len;
-  FILE *f = open_memstream (&buf, &len);
-  CHECK (f != NULL);
-  CHECK_EQ (malloc_info (0, f), 0);
-  CHECK_EQ (fclose (f), 0);
-  char start[48], key[32];
+  char start[48];
   snprintf (start, sizeof start, "<cache index=\"%d\" ", index);
-  snprintf (key, sizeof key, " %s=\"", attr);
-  long value = 0;
-  char *line = strstr (buf, start);
-  if (line != NULL)
-    {
-      char *v = strstr (line, key);
-      CHECK (v != NULL && v < strchr (line, '\n'));
-      value = strtol (v + strlen (key), NULL, 10);
-    }
-  free (buf);
+  char *line = malloc_info_line (start);
+  long value = line != NULL ? malloc_info_attr (line, attr) : 0;
+  free (line);
   return value;
 }
 
@@ -113,13 +98,7 @@ int
 main (int argc, char **argv)
 {
   (void) argc;
-  const char *tunables = getenv ("GLIBC_TUNABLES");
-  if (tunables == NULL || strcmp (tunables, TUNABLES) != 0)
-    {
-      CHECK_EQ (setenv ("GLIBC_TUNABLES", TUNABLES, 1), 0);
-      execv ("/proc/self/exe", argv);
-      FAIL ("execv /proc/self/exe: %s", strerror (errno));
-    }
+  reexec_with_tunables (argv, TUNABLES);
   /* This thread's malloc_info calls use CPU 1's cache only.  */
   if (!pin (1) || !pin (0) || !pin (1))
     UNSUPPORTED ("cannot run on CPUs 0 and 1");
