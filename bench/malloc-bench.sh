@@ -86,13 +86,27 @@ for flavour in stock patched; do
     -o "$b/bench-malloc-simple-$flavour" "$bt/bench-malloc-simple.c" "$bt/json-lib.c"
 done
 
+# The files that make the series without the malloc cache patch: the
+# patches before it, their new files, and the build script.
+without_malloc_cache_inputs() {
+  local series=$TOP/glibc-patches/series p
+  (cd "$TOP" && {
+    series_patches "$series" | while read -r p; do
+      grep -q '^Subject: \[PATCH\] malloc: Add a per-CPU cache' "glibc-patches/$p" && break
+      echo "glibc-patches/$p"
+      series_new_files "$series" "$p"
+    done
+    echo build-scripts/build-glibc.sh
+  })
+}
+
 # The series without the malloc cache patch: its git tree (pristine plus
 # one commit per patch, glibc-series.sh --tree) checked out at the
 # commit before that patch, built like the patched glibc.
 without=$OUT/bench/glibc-without-malloc-cache
 build_without_malloc_cache() {
   local want have base
-  want=$(cat "$TOP"/glibc-patches/* "$TOP/build-scripts/build-glibc.sh" | sha256sum | cut -c1-16)
+  want=$(without_malloc_cache_inputs | hash_inputs)
   have=$(cat "$without/inputs" 2>/dev/null) || have=
   if [ "$want" != "$have" ]; then
     rm -rf "$without"

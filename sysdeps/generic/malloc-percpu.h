@@ -44,6 +44,12 @@ percpu_cache_set_bytes (size_t bytes)
 {
 }
 
+static inline bool
+percpu_cache_enabled (void)
+{
+  return false;
+}
+
 static inline void *
 percpu_cache_get (size_t tc_idx)
 {

@@ -181,6 +181,14 @@ percpu_cache_set_bytes (size_t bytes)
   percpu.bytes = bytes;
 }
 
+/* Whether glibc.malloc.percpu asks for the cache: one load, tested
+   before anything else on the paths that the cache adds to.  */
+static __always_inline bool
+percpu_cache_enabled (void)
+{
+  return percpu.mode != percpu_off;
+}
+
 /* The header of a cache, before the counts and slots of its classes:
    its refills and flushes; a word that each operation sets and the
    search for idle caches clears; then statistics for malloc_info:
@@ -525,9 +533,10 @@ percpu_refill (int cpu, size_t tc_idx, int state)
 }
 
 /* A chunk of class TC_IDX from the cache of the calling thread's CPU,
-   or NULL.  */
-static void *
-percpu_cache_get (size_t tc_idx)
+   or NULL.  Not inlined, like percpu_cache_put: inlined, its registers
+   made every malloc save three more.  */
+static __attribute_noinline__ void *
+percpu_cache_get_slow (size_t tc_idx)
 {
   int state = atomic_load_acquire (&percpu.state);
   /* An exiting thread that has emptied its thread cache leaves the
@@ -555,6 +564,14 @@ percpu_cache_get (size_t tc_idx)
 	return percpu_checked_chunk (mem, tc_idx);
     }
   return NULL;
+}
+
+static __always_inline void *
+percpu_cache_get (size_t tc_idx)
+{
+  if (!percpu_cache_enabled ())
+    return NULL;
+  return percpu_cache_get_slow (tc_idx);
 }
 
 /* Whether MEM is in a per-CPU or transfer cache.  Only called when its
@@ -594,8 +611,9 @@ percpu_cache_check_free (tcache_entry *e, size_t tc_idx)
 }
 
 /* Put chunk P of class TC_IDX into the cache of the calling thread's
-   CPU.  Returns false if the caller must free it to its arena.  */
-static bool
+   CPU.  Returns false if the caller must free it to its arena.  Called
+   only if percpu_cache_enabled.  */
+static __attribute_noinline__ bool
 percpu_cache_put (mchunkptr p, size_t tc_idx)
 {
   int state = atomic_load_acquire (&percpu.state);
