@@ -517,7 +517,6 @@ percpu_refill (int cpu, size_t tc_idx, int state)
       if (ret == 0)
 	{
 	  n = 0;
-	  percpu_mark_used (cpu);
 	  percpu_count_event (cpu, percpu_word_refills, 1);
 	  percpu_touch (cpu);
 	}
@@ -652,18 +651,24 @@ percpu_cache_put (mchunkptr p, size_t tc_idx)
   return false;
 }
 
+/* Whether the fence is needed: with one thread, no sequence but the
+   caller's can be under way, and the caller is in none.  A thread leaves
+   the count only after its thread cache shut down, from when it no
+   longer uses the caches.  */
+static bool
+percpu_fence_needed (void)
+{
+  return atomic_load_acquire (&__nptl_nthreads) > 1;
+}
+
 /* Make every other thread of the process that is in a sequence leave
    it.  Called with percpu_lock held.  Returns false if membarrier
    failed.  */
 static bool
 percpu_fence (void)
 {
-  /* With one thread, no sequence but the caller's can be under way, and
-     the caller is in none.  A thread leaves the count only after its
-     thread cache shut down, from when it no longer uses the caches.  */
-  if (atomic_load_acquire (&__nptl_nthreads) <= 1)
+  if (!percpu_fence_needed ())
     return true;
-  /* After a failure, membarrier is not called again.  */
   if (percpu.state != percpu_ready)
     return false;
   /* Registration is per process: a forked child registers again.  */
@@ -771,6 +776,9 @@ static bool
 percpu_drain_range (unsigned int first, unsigned int end)
 {
   intptr_t saved[TCACHE_MAX_BINS];
+  /* After a failure, membarrier is not called again.  */
+  if (percpu.state != percpu_ready && percpu_fence_needed ())
+    return false;
   for (unsigned int cpu = first; cpu < end; cpu++)
     {
       bool empty = true;
