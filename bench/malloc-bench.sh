@@ -3,7 +3,7 @@
 # mimalloc (issue 25): one run, every benchmark x thread count x column
 # interleaved, medians and ratios to stock glibc in one Markdown table,
 # printed and written to out/bench/malloc/results.md.  Part of make bench.
-#   bench/malloc-bench.sh [ROUNDS]          (default 3; about 4 minutes)
+#   bench/malloc-bench.sh [ROUNDS]          (default 3; about 6 minutes)
 #
 # Benchmarks:
 #   bench/malloc-xfree.c           cross-thread frees, Mblocks/s and VmHWM
@@ -17,7 +17,7 @@
 # shown as n/a).  Two more run the stock binaries under glibc build
 # trees made with the same flags: the patched one (out/glibc-build, cache
 # off) and the series without its malloc cache patch (built here, in
-# out/bench/glibc-without-malloc-cache, the first time: about 10
+# out/bench/glibc-without-malloc-cache, the first time: about 7
 # minutes); a second table compares those two, the cost of the patch
 # with the cache off.
 #
