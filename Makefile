@@ -1,4 +1,4 @@
-# rseq toolchain: patched glibc 2.36, its compiler driver and launcher,
+# rseq toolchain: patched glibc 2.43, its compiler driver and launcher,
 # tests and benchmarks.  See README.md.
 #
 #   make                  install missing packages, build glibc, the toolchain and the
@@ -9,7 +9,7 @@
 #                         ends with
 #                         "N passed, N failed, N skipped"
 #   make bench            install the allocators it compares malloc with, run the benchmarks
-#   make series           write the self-contained glibc series to out/glibc-series
+#   make series           copy the glibc series (git am order) to out/glibc-series
 #   make series-check     apply it to pristine glibc patch by patch, building
 #                         and running check-abi after each (hours; not in make check)
 #   make install PREFIX=DIR
@@ -75,11 +75,11 @@ bench: toolchain kernel
 	@bench/run.sh
 
 series:
-	@build-scripts/glibc-series.sh
+	@build-scripts/glibc-series.sh write
 
 series-check: deps
 	@build-scripts/prepare-glibc.sh
-	@build-scripts/glibc-series-check.sh
+	@build-scripts/glibc-series.sh check
 
 install: toolchain
 	@build-scripts/install.sh "$(PREFIX)"

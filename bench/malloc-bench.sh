@@ -87,21 +87,21 @@ for flavour in stock patched; do
 done
 
 # The files that make the series without the malloc cache patch: the
-# patches before it, their new files, and the build script.
+# pin, the patches before it, and the build script.
 without_malloc_cache_inputs() {
   local series=$TOP/glibc-patches/series p
   (cd "$TOP" && {
+    echo glibc-patches/glibc.pin
     series_patches "$series" | while read -r p; do
-      grep -q '^Subject: \[PATCH\] malloc: Add a per-CPU cache' "glibc-patches/$p" && break
+      grep -q '^Subject: \[PATCH[^]]*\] malloc: Add a per-CPU cache' "glibc-patches/$p" && break
       echo "glibc-patches/$p"
-      series_new_files "$series" "$p"
     done
     echo build-scripts/build-glibc.sh
   })
 }
 
 # The series without the malloc cache patch: its git tree (pristine plus
-# one commit per patch, glibc-series.sh --tree) checked out at the
+# one commit per patch, glibc-series.sh edit) checked out at the
 # commit before that patch, built like the patched glibc.
 without=$OUT/bench/glibc-without-malloc-cache
 build_without_malloc_cache() {
@@ -110,7 +110,7 @@ build_without_malloc_cache() {
   have=$(cat "$without/inputs" 2>/dev/null) || have=
   if [ "$want" != "$have" ]; then
     rm -rf "$without"
-    "$TOP/build-scripts/glibc-series.sh" --tree "$without/src"
+    "$TOP/build-scripts/glibc-series.sh" edit "$without/src"
     base=$(git -C "$without/src" log --format=%H -1 --grep='^malloc: Add a per-CPU cache')
     [ -n "$base" ] || die "no commit 'malloc: Add a per-CPU cache' in the series"
     git -C "$without/src" checkout -q "$base^"

@@ -16,10 +16,9 @@ JOBS=${JOBS:-$(nproc)}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$TOP}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 
-GLIBC_VERSION=2.36
-GLIBC_TARBALL=${GLIBC_TARBALL:-/usr/src/glibc/glibc-$GLIBC_VERSION.tar.xz}
-# sha256 of Debian 12's glibc-source tarball (upstream 2.36, manual removed).
-GLIBC_SHA256=${GLIBC_SHA256:-95f0ed7a02f15857fe725c510e0e2cb9050fb7793bcde4cc72ddf8def40d5cf8}
+# The base of the glibc series, pinned in glibc-patches/glibc.pin;
+# build-scripts/fetch-glibc-source.sh brings the tarball (glibc_tarball).
+GLIBC_VERSION=$(awk '$1 == "Version:" { print $2 }' "$TOP/glibc-patches/glibc.pin")
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -79,10 +78,11 @@ cache_store() {
 # The files that define the patched glibc source tree.
 glibc_inputs() {
   (cd "$TOP" && {
+    echo glibc-patches/glibc.pin
     echo glibc-patches/series
     series_patches glibc-patches/series | sed 's,^,glibc-patches/,'
-    find sysdeps -type f
     echo build-scripts/prepare-glibc.sh
+    echo build-scripts/glibc-series.sh
   })
 }
 
@@ -93,15 +93,40 @@ glibc_inputs() {
 CPU_OPV_SOURCE=linux-source-6.12
 LINUX_VERSION=6.12
 
+# The path of the pristine glibc tarball (fetched on first use).
+glibc_tarball() {
+  "$TOP/build-scripts/fetch-glibc-source.sh"
+}
+
+# glibc_unpack DIR: pristine glibc in DIR (removed first).  Debian's orig
+# tarball leaves out the manual (its GFDL parts), but glibc's build
+# still enters manual/: an empty subdirectory Makefile stands in for it
+# (as Debian's own build does), untracked, outside the series.
+glibc_unpack() {
+  local tarball
+  tarball=$(glibc_tarball) || exit 1
+  rm -rf "$1"
+  mkdir -p "$1"
+  tar -xf "$tarball" -C "$1" --strip-components=1
+  [ -e "$1/manual" ] || manual_stub "$1/manual"
+}
+
+manual_stub() {
+  mkdir -p "$1"
+  {
+    echo "# Not glibc's manual: Debian's orig tarball leaves it out, and the"
+    echo "# rseq toolchain (glibc_unpack, build-scripts/common.sh) writes this"
+    echo "# stand-in so that glibc's build, which visits every subdirectory,"
+    echo "# finds nothing to do here."
+    echo "subdir := manual"
+    echo "include ../Makeconfig"
+    echo "include ../Rules"
+  } > "$1/Makefile"
+}
+
 # Patches listed in a series file (comments and blank lines skipped).
 series_patches() {
   grep -v '^\([[:space:]]\|#\|$\)' "$1" | while read -r p _; do echo "$p"; done
-}
-
-# The new files a patch of a glibc series carries whole, from sysdeps/:
-# the indented lines that follow it.   series_new_files SERIES PATCH
-series_new_files() {
-  awk -v p="$2" '/^#/ { next } /^[^ \t]/ { on = ($1 == p); next } on && NF { print $1 }' "$1"
 }
 
 # The files that define the patched, configured test kernel.

@@ -23,7 +23,6 @@ HOST=(
   "rsync:/usr/bin/rsync"
   "xz-utils:/usr/bin/xz"
   "patch:/usr/bin/patch"
-  "glibc-source:$GLIBC_TARBALL"
   "dejagnu:/usr/bin/runtest"
   "expect:/usr/bin/expect"
   # Not gcc-multilib: it conflicts with the cross compilers below (both
@@ -101,7 +100,6 @@ missing=()
 for entry in "${REQUIRED[@]}"; do
   pkg=${entry%%:*}
   probe=${entry#*:}
-  # A custom GLIBC_TARBALL makes the glibc-source package unnecessary.
   [ -e "$probe" ] || missing+=("$pkg")
 done
 

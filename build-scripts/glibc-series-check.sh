@@ -1,11 +1,14 @@
 #!/bin/bash
-# Apply the self-contained glibc series (glibc-series.sh) to pristine
-# glibc 2.36 with `git am`, one patch at a time, and check each step.
+# Apply the glibc series (glibc-patches/) to pristine glibc with
+# `git am`, one patch at a time, and check each step.  Run through
+# `glibc-series.sh check`.
 #
 #   glibc-series-check.sh --static   after each patch: every Linux port's
 #       libc.abilist lists exactly the RSEQ_1.0 symbols of Versions, and
-#       the patch has an Upstream-Status trailer; at the end the tree is
-#       the one prepare-glibc.sh assembles (out/glibc-src).  Seconds.
+#       the commit message has a Signed-off-by: line and no
+#       Upstream-Status: trailer (glibc's contribution checklist); at the
+#       end the tree is the one prepare-glibc.sh assembles (out/glibc-src)
+#       and sysdeps/ holds exactly the files the series adds.  Seconds.
 #   glibc-series-check.sh [--from N]   also build glibc for the build
 #       machine's ABI after each patch (from patch N on) and run
 #       check-abi: hours (make series-check, not part of make check).
@@ -29,18 +32,17 @@ work=$OUT/glibc-series-check
 series=$work.patches
 src=$work
 build=$work-build
-"$TOP/build-scripts/glibc-series.sh" "$series" >/dev/null
+"$TOP/build-scripts/glibc-series.sh" write "$series" 2>/dev/null
 
 # A fresh build tree too: objects of a later patch left by an earlier
 # run would be linked into an earlier one's libc.
-rm -rf "$src" "$build"
-mkdir -p "$src"
-tar -xf "$GLIBC_TARBALL" -C "$src" --strip-components=1
+rm -rf "$build"
+glibc_unpack "$src"
 cd "$src"
 git init -q
 git config user.name rseq-toolchain
 git config user.email rseq-toolchain@invalid
-git add -A -f
+git add -A -f -- . ':!manual/Makefile'
 git commit -q -m pristine
 
 # The RSEQ_1.0 symbols of the Versions file, sorted.
@@ -85,7 +87,9 @@ while read -r p; do
   n=$((n + 1))
   start=$SECONDS
   git am -q "$series/$p" || { echo "FAIL: $p: git am"; failed=1; break; }
-  grep -q '^Upstream-Status: ' "$series/$p" || { echo "FAIL: $p: no Upstream-Status trailer"; failed=1; }
+  msg=$(git log -1 --format=%B)
+  grep -q '^Signed-off-by: ' <<<"$msg" || { echo "FAIL: $p: no Signed-off-by: line"; failed=1; }
+  ! grep -q '^Upstream-Status: ' <<<"$msg" || { echo "FAIL: $p: an Upstream-Status: trailer (not for glibc)"; failed=1; }
   check_abilists "$p" || failed=1
   if [ "$mode" = build ] && [ "$n" -ge "$from" ]; then
     build_step "$p" || { failed=1; break; }
@@ -101,6 +105,17 @@ if [ "$failed" = 0 ] && [ "$n" = "$(wc -l < "$series/series")" ]; then
   else
     echo "FAIL: the series' tree differs from out/glibc-src:"
     diff -r -q --no-dereference -x .git "$src" "$OUT/glibc-src" | head -20
+    failed=1
+  fi
+  # sysdeps/ of the project: exactly the files the series adds there.
+  added=$(git diff --name-only --diff-filter=A "$(git rev-list --max-parents=0 HEAD)" HEAD -- sysdeps/ | sort)
+  view=$(cd "$TOP" && find sysdeps -type f | sort)
+  stale=0
+  for f in $added; do cmp -s "$f" "$TOP/$f" || stale=1; done
+  if [ "$added" = "$view" ] && [ "$stale" = 0 ]; then
+    echo "PASS: sysdeps/ holds the files the series adds, as of its last patch"
+  else
+    echo "FAIL: sysdeps/ is not the series' view (run build-scripts/glibc-series.sh export)"
     failed=1
   fi
 fi

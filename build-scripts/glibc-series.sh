@@ -1,79 +1,114 @@
 #!/bin/bash
-# Write the self-contained glibc series, the one a reviewer reads and
-# `git am` applies to pristine glibc 2.36: each patch of glibc-patches/
-# together with the new files it carries whole from sysdeps/ (the
-# indented lines under it in glibc-patches/series).
+# The glibc series: glibc-patches/*.patch, `git format-patch` output
+# against pristine glibc (glibc-patches/glibc.pin), each patch carrying
+# every file it adds or changes, applied in the order of
+# glibc-patches/series.  This tool keeps it:
 #
-#   glibc-series.sh [OUTDIR]       format-patch files and a series file
-#                                  in OUTDIR (default out/glibc-series)
-#   glibc-series.sh --tree DIR     only the git tree it is cut from:
-#                                  tag "pristine", then one commit per patch
-#
-# Every file under sysdeps/ must belong to exactly one patch.
+#   glibc-series.sh apply DIR      unpack pristine glibc into DIR and apply
+#                                  the series with `git apply` (no git
+#                                  history; the build's tree, prepare-glibc.sh)
+#   glibc-series.sh edit [DIR]     an editable git tree (default out/glibc-edit):
+#                                  pristine glibc, tag "pristine", then the
+#                                  series applied with `git am`, one commit
+#                                  a patch.  Edit, commit (one logical change
+#                                  a commit; git rebase -i pristine), then:
+#   glibc-series.sh export [DIR]   rewrite glibc-patches/ (patches and series)
+#                                  from the commits pristine..HEAD of DIR, and
+#                                  sysdeps/, the read-only view of the files
+#                                  the series adds, as of its last patch
+#   glibc-series.sh write [OUTDIR] copy the series for a reviewer or `git am`
+#                                  (make series; default out/glibc-series)
+#   glibc-series.sh check [--static | --from N]
+#                                  apply it patch by patch with `git am`;
+#                                  --static checks the ABI lists and the
+#                                  commit messages after each patch (seconds,
+#                                  part of make check); otherwise also build
+#                                  glibc and run check-abi after each patch
+#                                  (make series-check, hours)
 . "$(dirname "$0")/common.sh"
 
-series=$TOP/glibc-patches/series
+PATCHES=$TOP/glibc-patches
+SERIES=$PATCHES/series
 
-# Check that sysdeps/ and the series' new-file lists agree.
-check_new_files() {
-  local listed missing extra
-  listed=$(series_patches "$series" | while read -r p; do series_new_files "$series" "$p"; done | sort)
-  [ -z "$(uniq -d <<<"$listed")" ] || die "in more than one patch of glibc-patches/series: $(uniq -d <<<"$listed")"
-  missing=$(comm -23 <(cd "$TOP" && find sysdeps -type f | sort) <(echo "$listed"))
-  extra=$(comm -13 <(cd "$TOP" && find sysdeps -type f | sort) <(echo "$listed"))
-  [ -z "$missing" ] || die "new files in no patch of glibc-patches/series (list each under the patch that adds it): $missing"
-  [ -z "$extra" ] || die "glibc-patches/series lists files that are not in sysdeps/: $extra"
-}
-
-# make_tree DIR: pristine glibc, committed and tagged, then one commit
-# per patch: its diff, its new files, its message and author.
-make_tree() {
-  local dir=$1 p f info
-  [ -r "$GLIBC_TARBALL" ] || die "glibc tarball not found: $GLIBC_TARBALL"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  tar -xf "$GLIBC_TARBALL" -C "$dir" --strip-components=1
-  cd "$dir"
-  git init -q
-  git config core.abbrev 8
-  git config user.name rseq-toolchain
-  git config user.email rseq-toolchain@invalid
-  git add -A -f
-  git commit -q -m "glibc $GLIBC_VERSION (pristine)"
-  git tag pristine
-  info=$(mktemp -d)
-  series_patches "$series" | while read -r p; do
-    if grep -q '^diff --git ' "$TOP/glibc-patches/$p"; then
-      git apply --index --whitespace=nowarn "$TOP/glibc-patches/$p" || die "glibc-patches/$p does not apply"
-    fi
-    series_new_files "$series" "$p" | while read -r f; do
-      [ ! -e "$f" ] || die "$f (listed under $p) already exists in glibc"
-      mkdir -p "$(dirname "$f")"
-      cp "$TOP/$f" "$f"
-      git add -f "$f"
-    done
-    git mailinfo "$info/msg" "$info/patch" < "$TOP/glibc-patches/$p" > "$info/head"
-    GIT_AUTHOR_NAME=$(sed -n 's/^Author: //p' "$info/head") \
-    GIT_AUTHOR_EMAIL=$(sed -n 's/^Email: //p' "$info/head") \
-    GIT_AUTHOR_DATE=$(sed -n 's/^Date: //p' "$info/head") \
-      git commit -q -F <( { sed -n 's/^Subject: //p' "$info/head"; echo; cat "$info/msg"; } )
+# The patches of the series, as paths.
+series_files() {
+  series_patches "$SERIES" | while read -r p; do
+    [ -f "$PATCHES/$p" ] || die "glibc-patches/series names $p, which does not exist"
+    echo "$PATCHES/$p"
   done
-  rm -rf "$info"
 }
 
-check_new_files
-if [ "${1:-}" = --tree ]; then
-  [ -n "${2:-}" ] || die "usage: glibc-series.sh --tree DIR"
-  make_tree "$2"
-  exit 0
-fi
+# git_init DIR: a repository of the pristine tree, tagged "pristine".
+git_init() {
+  (cd "$1" &&
+     git init -q &&
+     git config core.abbrev 8 &&
+     git config user.name rseq-toolchain &&
+     git config user.email rseq-toolchain@invalid &&
+     git add -A -f -- . ':!manual/Makefile' &&
+     git commit -q -m "glibc $GLIBC_VERSION (pristine)" &&
+     git tag pristine)
+}
 
-outdir=${1:-$OUT/glibc-series}
-mkdir -p "$OUT"
-tree=$OUT/glibc-series.git
-make_tree "$tree"
-rm -rf "$outdir"
-git -C "$tree" format-patch -q --zero-commit --no-signature -o "$outdir" pristine..HEAD
-(cd "$outdir" && ls -1 ./*.patch | sed 's,^\./,,' > series)
-rm -rf "$tree"
-log "wrote $(wc -l < "$outdir/series") self-contained patches to ${outdir#$TOP/}"
+cmd_apply() {
+  local dir=${1:?usage: glibc-series.sh apply DIR} p
+  glibc_unpack "$dir"
+  for p in $(series_files); do
+    git -C "$dir" apply --whitespace=nowarn "$p" ||
+      die "glibc-patches/${p##*/} does not apply to pristine glibc $GLIBC_VERSION and the patches before it"
+  done
+}
+
+cmd_edit() {
+  local dir=${1:-$OUT/glibc-edit}
+  [ ! -e "$dir" ] || die "$dir exists; remove it first"
+  glibc_unpack "$dir"
+  git_init "$dir"
+  # shellcheck disable=SC2046
+  git -C "$dir" am -q --keep-cr $(series_files) ||
+    die "git am stopped in $dir (see git -C $dir am --show-current-patch)"
+  log "editable tree ready: $dir"
+}
+
+cmd_export() {
+  local dir=${1:-$OUT/glibc-edit} n added
+  [ -d "$dir/.git" ] || die "$dir is not an edit tree (glibc-series.sh edit)"
+  [ -z "$(git -C "$dir" status --porcelain --untracked-files=no)" ] ||
+    die "$dir has uncommitted changes"
+  rm -f "$PATCHES"/*.patch
+  git -C "$dir" format-patch -q --zero-commit --no-signature -o "$PATCHES" pristine..HEAD
+  {
+    echo "# The glibc series against pristine glibc $GLIBC_VERSION (glibc.pin), in the"
+    echo "# order git am applies it.  Written by build-scripts/glibc-series.sh export."
+    (cd "$PATCHES" && ls -1 -- *.patch)
+  } > "$SERIES"
+  n=$(series_patches "$SERIES" | wc -l)
+  # The read-only view of what the series adds under sysdeps/.
+  rm -rf "$TOP/sysdeps"
+  added=$(git -C "$dir" diff --name-only --diff-filter=A pristine HEAD -- sysdeps/)
+  for f in $added; do
+    mkdir -p "$TOP/$(dirname "$f")"
+    git -C "$dir" show "HEAD:$f" > "$TOP/$f"
+  done
+  log "exported $n patches; sysdeps/ holds the $(wc -w <<<"$added") files they add"
+}
+
+cmd_write() {
+  local outdir=${1:-$OUT/glibc-series}
+  rm -rf "$outdir"
+  mkdir -p "$outdir"
+  cp $(series_files) "$outdir/"
+  series_patches "$SERIES" > "$outdir/series"
+  log "wrote $(wc -l < "$outdir/series") patches to ${outdir#"$TOP"/}"
+}
+
+cmd=${1:-}
+[ $# -eq 0 ] || shift
+case $cmd in
+  apply) cmd_apply "$@" ;;
+  edit) cmd_edit "$@" ;;
+  export) cmd_export "$@" ;;
+  write) cmd_write "$@" ;;
+  check) exec "$TOP/build-scripts/glibc-series-check.sh" "$@" ;;
+  *) die "usage: glibc-series.sh apply DIR | edit [DIR] | export [DIR] | write [OUTDIR] | check [--static | --from N]" ;;
+esac

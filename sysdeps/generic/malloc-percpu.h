@@ -35,7 +35,7 @@ struct percpu_cache_stats
 };
 
 static inline void
-percpu_cache_set_mode (const char *mode)
+percpu_cache_set_mode (const char *mode, size_t len)
 {
 }
 

@@ -24,6 +24,9 @@
 #include <ldsodefs.h>
 #include <list.h>
 #include <lowlevellock.h>
+#include <rseq-internal.h>
+#include <stddef.h>
+#include <thread_pointer.h>
 #include <stdint.h>
 #include <tls.h>
 
@@ -41,9 +44,13 @@
    targets (the high word stays zero), so the exchange there is on the
    low word alone.  */
 static inline void
-_dl_rseq_forget_thread (struct pthread *pd, uintptr_t start, uintptr_t end)
+_dl_rseq_forget_thread (struct pthread *pd, ptrdiff_t tp_offset,
+			uintptr_t start, uintptr_t end)
 {
-  uintptr_t *cs = (uintptr_t *) &pd->rseq_area.rseq_cs;
+  /* The area lies in the thread's extra TLS block, at __rseq_offset
+     from its thread pointer, which is TP_OFFSET from its descriptor.  */
+  uintptr_t *cs = (uintptr_t *) ((char *) pd + tp_offset + __rseq_offset
+				 + offsetof (struct rseq_area, rseq_cs));
 #if __WORDSIZE == 32 && __BYTE_ORDER == __BIG_ENDIAN
   cs++;
 #endif
@@ -61,6 +68,9 @@ _dl_rseq_forget_object (struct link_map *map)
 {
   uintptr_t start = map->l_map_start;
   uintptr_t end = map->l_map_end;
+  /* Every thread's thread pointer lies as far from its descriptor as
+     the caller's does.  */
+  ptrdiff_t tp_offset = (char *) __thread_pointer () - (char *) THREAD_SELF;
   list_t *runp;
 
   if (start >= end)
@@ -68,10 +78,10 @@ _dl_rseq_forget_object (struct link_map *map)
   lll_lock (GL (dl_stack_cache_lock), LLL_PRIVATE);
   list_for_each (runp, &GL (dl_stack_used))
     _dl_rseq_forget_thread (list_entry (runp, struct pthread, list),
-			    start, end);
+			    tp_offset, start, end);
   list_for_each (runp, &GL (dl_stack_user))
     _dl_rseq_forget_thread (list_entry (runp, struct pthread, list),
-			    start, end);
+			    tp_offset, start, end);
   lll_unlock (GL (dl_stack_cache_lock), LLL_PRIVATE);
 }
 

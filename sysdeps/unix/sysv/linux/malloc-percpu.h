@@ -155,9 +155,9 @@ static struct
   size_t map_size;
   /* Word offset in a cache of the count of each class, followed by its
      slots, and the number of slots (0: the class is not cached).  */
-  unsigned int offset[TCACHE_MAX_BINS];
-  unsigned int cap[TCACHE_MAX_BINS];
-  struct percpu_transfer transfer[TCACHE_MAX_BINS];
+  unsigned int offset[TCACHE_SMALL_BINS];
+  unsigned int cap[TCACHE_SMALL_BINS];
+  struct percpu_transfer transfer[TCACHE_SMALL_BINS];
 } percpu = { .bytes = PERCPU_DEFAULT_BYTES };
 
 /* Serializes setting up and emptying caches and the state changes.
@@ -165,11 +165,12 @@ static struct
 __libc_lock_define_initialized (static, percpu_lock);
 
 static void
-percpu_cache_set_mode (const char *mode)
+percpu_cache_set_mode (const char *mode, size_t len)
 {
-  if (strcmp (mode, "mm_cid") == 0)
+  /* MODE is not terminated: it points into GLIBC_TUNABLES.  */
+  if (len == strlen ("mm_cid") && memcmp (mode, "mm_cid", len) == 0)
     percpu.mode = percpu_mm_cid;
-  else if (strcmp (mode, "cpu_id") == 0)
+  else if (len == strlen ("cpu_id") && memcmp (mode, "cpu_id", len) == 0)
     percpu.mode = percpu_cpu_id;
   else
     percpu.mode = percpu_off;
@@ -255,7 +256,7 @@ static size_t
 percpu_layout (void)
 {
   size_t words = percpu_header_words;
-  percpu.nclasses = mp_.tcache_bins;
+  percpu.nclasses = mp_.tcache_small_bins;
   for (unsigned int c = 0; c < percpu.nclasses; c++)
     {
       size_t csize = tidx2usize (c) + SIZE_SZ;
@@ -341,7 +342,7 @@ percpu_current (void)
 static __always_inline void *
 percpu_checked_chunk (void *mem, size_t tc_idx)
 {
-  if (__glibc_unlikely (!aligned_OK (mem)))
+  if (__glibc_unlikely (misaligned_mem (mem)))
     malloc_printerr ("malloc(): unaligned per-CPU cache chunk detected");
   if (__glibc_unlikely (csize2tidx (chunksize (mem2chunk (mem))) != tc_idx))
     malloc_printerr ("malloc(): mismatching size of per-CPU cache chunk");
@@ -531,6 +532,12 @@ percpu_refill (int cpu, size_t tc_idx, int state)
   return percpu_checked_chunk (mem, tc_idx);
 }
 
+/* Set when the calling thread has shut its thread cache down on its
+   way out: from then on it neither takes chunks from the caches nor
+   puts chunks into them, so that percpu_fence can leave it out once it
+   no longer counts in __nptl_nthreads.  */
+static __thread bool percpu_exiting;
+
 /* A chunk of class TC_IDX from the cache of the calling thread's CPU,
    or NULL.  Not inlined, like percpu_cache_put: inlined, its registers
    made every malloc save three more.  */
@@ -540,7 +547,7 @@ percpu_cache_get_slow (size_t tc_idx)
   int state = atomic_load_acquire (&percpu.state);
   /* An exiting thread that has emptied its thread cache leaves the
      caches alone (percpu_fence counts on it).  */
-  if (!percpu_has_caches (state) || tcache_shutting_down
+  if (!percpu_has_caches (state) || percpu_exiting
       || tc_idx >= percpu.nclasses || percpu.cap[tc_idx] == 0)
     return NULL;
   for (int attempt = 0; attempt < PERCPU_ATTEMPTS; attempt++)
@@ -615,6 +622,8 @@ percpu_cache_check_free (tcache_entry *e, size_t tc_idx)
 static __attribute_noinline__ bool
 percpu_cache_put (mchunkptr p, size_t tc_idx)
 {
+  if (__glibc_unlikely (percpu_exiting))
+    return false;
   int state = atomic_load_acquire (&percpu.state);
   if (__glibc_unlikely (state != percpu_ready))
     {
@@ -775,7 +784,7 @@ percpu_lose_fence (void)
 static bool
 percpu_drain_range (unsigned int first, unsigned int end)
 {
-  intptr_t saved[TCACHE_MAX_BINS];
+  intptr_t saved[TCACHE_SMALL_BINS];
   /* After a failure, membarrier is not called again.  */
   if (percpu.state != percpu_ready && percpu_fence_needed ())
     return false;
@@ -848,6 +857,7 @@ percpu_drain_idle (void)
 static void
 percpu_cache_thread_exit (void)
 {
+  percpu_exiting = true;
   int state = atomic_load_acquire (&percpu.state);
   if (state == percpu_unfenced)
     {

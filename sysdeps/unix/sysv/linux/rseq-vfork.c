@@ -16,6 +16,7 @@
    License along with the GNU C Library; if not, see
    <https://www.gnu.org/licenses/>.  */
 
+#include <rseq-internal.h>
 #include <rseq-vfork.h>
 #include <sched.h>
 #include <stddef.h>
@@ -37,7 +38,7 @@
    bytes on Linux 6.19 and later, for every registration with
    CONFIG_DEBUG_RSEQ) and kills the task that changed them, here the
    parent as soon as it resumes.  So the child sets glibc's own word
-   right before the area (rseq_glibc.vfork in struct pthread,
+   right before the area (in the same extra TLS block,
    __RSEQ_AREA_VFORK_OFFSET in <sys/rseq.h>).  Every reader checks it
    before the area: the accessors and sched_getcpu and getcpu then ask
    the kernel, and per-CPU operations report that they cannot run
@@ -60,24 +61,20 @@
 _Static_assert (RSEQ_VFORK_CLONE_VM == CLONE_VM, "CLONE_VM");
 _Static_assert (RSEQ_VFORK_CLONE_VFORK == CLONE_VFORK, "CLONE_VFORK");
 _Static_assert (RSEQ_VFORK_CLONE_SETTLS == CLONE_SETTLS, "CLONE_SETTLS");
-_Static_assert (offsetof (struct pthread, rseq_glibc.vfork)
-		== offsetof (struct pthread, rseq_area) - 4,
-		"the vfork word right before the rseq area");
 #ifdef __RSEQ_AREA_VFORK_OFFSET
-_Static_assert (__RSEQ_AREA_VFORK_OFFSET == -4,
+_Static_assert (__RSEQ_AREA_VFORK_OFFSET == RSEQ_AREA_PREFIX_VFORK_OFFSET,
 		"<sys/rseq.h> publishes the offset of the vfork word");
 #endif
 
 pid_t
 __rseq_vfork_return (pid_t pid)
 {
-  struct pthread *self = THREAD_SELF;
-
-  uint32_t depth = THREAD_GETMEM (self, rseq_glibc.vfork);
+  uint32_t *word = rseq_vfork_word ();
+  uint32_t depth = *word;
 
   if (pid == 0)
-    THREAD_SETMEM (self, rseq_glibc.vfork, depth + 1);
+    *word = depth + 1;
   else if (depth != 0)
-    THREAD_SETMEM (self, rseq_glibc.vfork, depth - 1);
+    *word = depth - 1;
   return pid;
 }

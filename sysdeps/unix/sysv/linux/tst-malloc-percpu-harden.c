@@ -23,10 +23,10 @@
      arenas, not to the calling thread's cache: mallinfo2's bytes in use
      fall by exactly the bytes the caches held.
 
-   Run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid (the test's ENV).
-   The thread cache holds 7 chunks of a class, so the 8th free of a
-   class goes to the per-CPU cache, and the 8th malloc comes from
-   there.  */
+   Run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid and
+   glibc.malloc.tcache_count=7 (the test's ENV): the thread cache holds
+   7 chunks of a class, so the 8th free of a class goes to the per-CPU
+   cache, and the 8th malloc comes from there.  */
 
 #include <inttypes.h>
 #include <malloc.h>
