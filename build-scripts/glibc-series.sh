@@ -53,8 +53,11 @@ git_init() {
 cmd_apply() {
   local dir=${1:?usage: glibc-series.sh apply DIR} p
   glibc_unpack "$dir"
+  # DIR may lie inside another repository (out/ of this one): the
+  # ceiling keeps git apply from taking it for a subdirectory of that
+  # one, where it would skip every path outside DIR without a word.
   for p in $(series_files); do
-    git -C "$dir" apply --whitespace=nowarn "$p" ||
+    (cd "$dir" && GIT_CEILING_DIRECTORIES=$(dirname "$PWD") git apply --whitespace=nowarn "$p") ||
       die "glibc-patches/${p##*/} does not apply to pristine glibc $GLIBC_VERSION and the patches before it"
   done
 }
