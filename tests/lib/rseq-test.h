@@ -64,7 +64,6 @@
 
 #define RSEQ_ORIGINAL_SIZE 32	/* Length every kernel accepts.  */
 #define RSEQ_ORIGINAL_FEATURE_SIZE 20
-#define RSEQ_AREA_ALIGN 64	/* glibc's area: one cache line.  */
 
 /* The thread pointer, found without glibc's headers.  GCC 12 knows
    __builtin_thread_pointer on powerpc64 but cannot expand it; the thread
@@ -123,28 +122,30 @@ syscall_getcpu (unsigned int *cpu, unsigned int *node)
   return syscall (SYS_getcpu, cpu, node, NULL);
 }
 
-/* The length glibc registers for a feature size.  */
+/* The length glibc (2.43) registers for a feature size: the feature
+   size itself, at least the original 32 bytes (33 on Linux 7).  */
 static inline unsigned int
 registration_length (unsigned int feature_size)
 {
-  unsigned int len = (feature_size + 31) & ~31u;
-  return len < RSEQ_ORIGINAL_SIZE ? RSEQ_ORIGINAL_SIZE : len;
+  return feature_size < RSEQ_ORIGINAL_SIZE ? RSEQ_ORIGINAL_SIZE : feature_size;
 }
 
-/* The __rseq_size the patched glibc must report on this kernel.  */
+/* The __rseq_size glibc must report on this kernel: the feature size
+   of the auxiliary vector, at least the original 20 bytes.  */
 static inline unsigned int
 expected_rseq_size (void)
 {
   unsigned long feature = getauxval (AT_RSEQ_FEATURE_SIZE);
+  return feature < RSEQ_ORIGINAL_FEATURE_SIZE ? RSEQ_ORIGINAL_FEATURE_SIZE : feature;
+}
+
+/* The alignment of glibc's area: the kernel's AT_RSEQ_ALIGN, at least
+   32 bytes.  */
+static inline unsigned long
+rseq_area_align (void)
+{
   unsigned long align = getauxval (AT_RSEQ_ALIGN);
-  if (feature < RSEQ_ORIGINAL_FEATURE_SIZE)
-    return RSEQ_ORIGINAL_FEATURE_SIZE;
-  /* glibc's area: 64 bytes, 64-aligned; a kernel that asks for more
-     gets the original 32-byte registration, which keeps the fields up
-     to mm_cid.  */
-  if (align > RSEQ_AREA_ALIGN || registration_length (feature) > 64)
-    return feature < 28 ? feature : 28;
-  return feature;
+  return align < 32 ? 32 : align;
 }
 
 
@@ -168,9 +169,7 @@ check_thread_registered (const char *where)
     FAIL ("%s: no rseq area (__rseq_size %u)", where, __rseq_size);
   if (!rseq_area_registered ())
     FAIL ("%s: area not registered (cpu_id %d)", where, raw_area_cpu_id ());
-  unsigned long align = getauxval (AT_RSEQ_ALIGN);
-  if (align < 32)
-    align = 32;
+  unsigned long align = rseq_area_align ();
   if ((uintptr_t) area % align != 0)
     FAIL ("%s: area %p not aligned to %lu", where, (void *) area, align);
   errno = 0;

@@ -13,8 +13,8 @@ main (void)
 	 == (char *) rseq_area_pointer ());
   /* The offset is the same for every thread, so it keeps the area's
      alignment relative to the (aligned) thread pointer.  */
-  CHECK_EQ (__rseq_offset % RSEQ_AREA_ALIGN, 0);
-  CHECK_EQ ((uintptr_t) rseq_area_pointer () % RSEQ_AREA_ALIGN, 0);
+  CHECK_EQ (__rseq_offset % rseq_area_align (), 0);
+  CHECK_EQ ((uintptr_t) rseq_area_pointer () % rseq_area_align (), 0);
   /* glibc's vfork word, right before the area, is clear outside a
      vfork child.  */
   CHECK_EQ (raw_area_word (RSEQ_AREA_VFORK_OFFSET), 0);
