@@ -91,7 +91,15 @@ configure_args() {
 configure_and_build() {
   local src=$1 build=$2
   configure_args
+  # A build tree configured for another glibc release (an out/ from
+  # before the base moved) is no use: start afresh.
+  local base
+  base=$(sed -n 's/^SHA256: //p' "$TOP/glibc-patches/glibc.pin")
+  if [ -d "$build" ] && [ "$(cat "$build/.rseq-base" 2>/dev/null)" != "$base" ]; then
+    rm -rf "$build"
+  fi
   mkdir -p "$build"
+  echo "$base" > "$build/.rseq-base"
   if [ ! -f "$build/config.status" ]; then
     log "configuring glibc ($abi) in ${build#$TOP/}"
     (cd "$build" && "$src/configure" "${args[@]}" \

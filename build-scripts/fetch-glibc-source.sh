@@ -62,8 +62,8 @@ give_up() {
     printf 'error: the pristine glibc tarball %s (sha256 %s) is not on this machine\n' "$file" "$pin_sha"
     printf '  and the Debian mirror offered none (suites %s, source package %s).\n' "$suites" "$source"
     [ ! -f "$apt_dir/update.log" ] || grep -E '^(W|E): ' "$apt_dir/update.log" | sed 's/^/  /' | head -n 5
-    printf 'Download it by hand (any mirror of Debian, or upstream'\''s glibc-%s.tar.xz\n' "$version"
-    printf 'is NOT the same file: take Debian'\''s orig tarball) and run the build with\n'
+    printf 'Download it by hand from any Debian mirror (pool/main/g/glibc/%s;\n' "$file"
+    printf 'upstream'\''s glibc-%s.tar.xz, with the manual, has another sha256) and run\n' "$version"
     printf '  GLIBC_TARBALL=/path/to/%s make\n' "$file"
   } >&2
   exit 1
