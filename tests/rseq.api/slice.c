@@ -246,18 +246,21 @@ main (void)
 
   errno = 0;
   int yield = rseq_slice_yield ();
+  /* Saved at once: printf may set errno (stdio's first output asks
+     whether stdout is a terminal).  */
+  int yield_errno = errno;
   int available = kernel_offers_extension ();
   printf ("__rseq_size %u, AT_RSEQ_FEATURE_SIZE %lu, flags %#x, "
 	  "rseq_slice_yield %d (errno %d): extension %savailable\n",
 	  __rseq_size, getauxval (AT_RSEQ_FEATURE_SIZE),
-	  raw_area_word (RSEQ_AREA_FLAGS_OFFSET), yield, errno,
+	  raw_area_word (RSEQ_AREA_FLAGS_OFFSET), yield, yield_errno,
 	  available ? "" : "not ");
   /* The system call exists from Linux 7.0 on, as does the feature size
      that covers slice_ctrl.  */
   if (getauxval (AT_RSEQ_FEATURE_SIZE) > RSEQ_AREA_SLICE_CTRL_OFFSET)
     CHECK_EQ (yield, 0);
   else
-    CHECK (yield == -1 && errno == ENOSYS);
+    CHECK (yield == -1 && yield_errno == ENOSYS);
 
   check_vfork_child (0);
   if (available)
