@@ -90,13 +90,12 @@ glibc_area (void)
   return (struct rseq *) (thread_pointer () + __rseq_offset);
 }
 
-/* The length glibc registers: the active feature size rounded up to a
-   multiple of 32 bytes, and at least the original 32 bytes.  */
+/* The length glibc registers: the active feature size, and at least the
+   original 32 bytes (33 on Linux 7.0 and later).  */
 static uint32_t
 glibc_area_length (void)
 {
-  uint32_t len = (__rseq_size + 31) & ~31U;
-  return len < ORIG_RSEQ_SIZE ? ORIG_RSEQ_SIZE : len;
+  return __rseq_size < ORIG_RSEQ_SIZE ? ORIG_RSEQ_SIZE : __rseq_size;
 }
 
 static int
