@@ -37,6 +37,10 @@ HOST=(
   "python3-dev:/usr/include/python3.11/Python.h"
   "python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
   "linux-libc-dev:/usr/include/linux/rseq.h"
+  # Programs that use Debian's libraries through rseq-gcc (and the
+  # toolchain tests that build with zlib, libelf and OpenSSL).
+  "zlib1g-dev:/usr/include/zlib.h"
+  "pkg-config:/usr/bin/pkg-config"
   # The cpu_opv test kernel (kernel-patches/) and its VM; its source,
   # Debian 13's linux-source-6.12, comes through fetch-linux-source.sh.
   "bc:/usr/bin/bc"
