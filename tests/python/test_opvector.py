@@ -149,3 +149,21 @@ def test_opv_rejected_operation_keeps_no_buffer_locked(reject):
     a.extend(b"x" * 4096)          # BufferError if a were still exported
     assert len(v) == 0
     del e
+
+
+@pytest.mark.parametrize("cpu,message", [
+    (2 ** 40, r"^run: cpu 1099511627776 is out of range 0\.\.2147483647"),
+    (-1, r"^run: cpu must be >= 0"),
+    (10 ** 30, r"^run: cpu of 100 bits is out of range"),
+])
+def test_opv_run_cpu_out_of_range_is_a_named_value_error(cpu, message):
+    """Checked before cpu_opv is called (so on any kernel): a CPU the C
+    side's int cannot hold is a ValueError naming run's operand, never
+    cffi's bare OverflowError."""
+    buf = array.array("Q", [0] * 8)
+    with rseq.OpVector() as v:
+        v.add(buf, 1)
+        with pytest.raises(ValueError, match=message) as e:
+            v.run(cpu)
+    assert not isinstance(e.value, OverflowError)
+    assert buf[0] == 0

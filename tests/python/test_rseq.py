@@ -103,9 +103,22 @@ def test_bad_input_raises_cleanly():
         c.add_many(1.5)
     with pytest.raises(TypeError):
         c.add(None)
-    with pytest.raises(OverflowError):
+    with pytest.raises(OverflowError, match=r"^add: count of 71 bits does not fit"):
         c.add(1 << 70)
+    # A repeat count beyond the C side's long: the method and operand
+    # named, not cffi's bare "int too big to convert".
+    with pytest.raises(ValueError, match=r"^add_many: n of 100 bits is out of range"):
+        c.add_many(10 ** 30)
     assert c.sum() == 0
+
+
+def test_counter_field_is_fixed():
+    c = rseq.PerCpuCounter()
+    with pytest.raises(AttributeError, match=r"^field: fixed when the counter is created"):
+        c.field = "garbage"
+    with pytest.raises(AttributeError, match=r"^field"):
+        c.field = rseq.Field.MM_CID
+    assert c.field == rseq.Field.CPU_ID
 
 
 def run_python(code, env_extra):

@@ -74,17 +74,21 @@ def test_churn_moves_elements(make):
     assert s.churn(1000) == 1000
 
 
-@pytest.mark.parametrize("call,exc", [
-    (lambda: rseq.PerCpuList(0), OverflowError),
-    (lambda: rseq.PerCpuList("3"), TypeError),
-    (lambda: rseq.PerCpuBuffer(4, 4), OverflowError),
-    (lambda: rseq.PerCpuBuffer(4, 1 << 20), OverflowError),
-    (lambda: rseq.PerCpuList(4).churn(-1), ValueError),
-    (lambda: rseq.PerCpuBuffer(4).churn(1.5), TypeError),
+# A size or count out of its range is a ValueError (not an OverflowError:
+# nothing overflowed) whose message names the method and the operand.
+@pytest.mark.parametrize("call,exc,message", [
+    (lambda: rseq.PerCpuList(0), ValueError, r"^PerCpuList: size 0 is out of range"),
+    (lambda: rseq.PerCpuList("3"), TypeError, r"^PerCpuList: size"),
+    (lambda: rseq.PerCpuBuffer(4, 4), ValueError, r"^PerCpuBuffer: item_size 4 is out"),
+    (lambda: rseq.PerCpuBuffer(4, 1 << 20), ValueError, r"^PerCpuBuffer: item_size"),
+    (lambda: rseq.PerCpuList(4).churn(-1), ValueError, r"^churn: n must be >= 0"),
+    (lambda: rseq.PerCpuList(4).churn(10 ** 30), ValueError, r"^churn: n of 100 bits is out"),
+    (lambda: rseq.PerCpuBuffer(4).churn(1.5), TypeError, r"^churn: n"),
 ])
-def test_bad_arguments_raise(call, exc):
-    with pytest.raises(exc):
+def test_bad_arguments_raise(call, exc, message):
+    with pytest.raises(exc, match=message) as info:
         call()
+    assert not isinstance(info.value, OverflowError)
 
 
 @pytest.mark.parametrize("make", STRUCTURES)

@@ -3,7 +3,7 @@ rseq._percpu's counters (bindings/python/counters.c)."""
 
 import os
 
-from ._check import as_count, as_int_in
+from ._check import as_count, as_int_fitting
 from ._constants import Field, as_field
 from ._errors import NEEDS_CPU_OPV, NEEDS_MM_CID, NEEDS_REGISTRATION, \
     RseqUnavailable
@@ -25,13 +25,23 @@ class _Counter:
 
     def __init__(self, field=Field.CPU_ID):
         # A Field; its old string spelling ("cpu_id") still works.
-        self.field = as_field(field, "field")
+        self._field = as_field(field, "field")
         ptr = lib.rseqpy_counter_new(self._kind, self.field)
         if ptr == ffi.NULL:
             raise MemoryError("cannot allocate a per-CPU counter")
         self._c = ffi.gc(ptr, lib.rseqpy_counter_free)
         # Fixed at creation: the slots the counter was allocated with.
         self.nr_slots = lib.rseqpy_counter_nr_slots(self._c)
+
+    @property
+    def field(self):
+        """The Field that picks the slot, fixed when the counter is made."""
+        return self._field
+
+    @field.setter
+    def field(self, value):
+        raise AttributeError("field: fixed when the counter is created (its "
+                             "slots are sized for it); make a new counter")
 
     def add(self, count=1):
         """Add COUNT once."""
@@ -43,8 +53,8 @@ class _Counter:
 
     def _add_many(self, n, count, method):
         n = as_count(n, f"{method}: n")
-        count = as_int_in(count, f"{method}: count", -(1 << 62),
-                          (1 << 62) - 1)
+        count = as_int_fitting(count, f"{method}: count", -(1 << 62),
+                               (1 << 62) - 1)
         ret = lib.rseqpy_counter_add_many(self._c, n, count)
         if ret == _ADD_NO_CPU_OPV:
             raise RseqUnavailable(

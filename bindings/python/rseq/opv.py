@@ -262,7 +262,7 @@ class OpVector:
         self._check_usable("run")
         if not self._ops:
             raise ValueError("run: the vector is empty")
-        cpu = as_count(cpu, "run: cpu")
+        cpu = as_count(cpu, "run: cpu", (1 << 31) - 1)
         n = len(self._ops)
         types = ffi.new("int32_t[]", [o[0] for o in self._ops])
         lens = ffi.new("uint32_t[]", [o[1] for o in self._ops])
