@@ -834,3 +834,59 @@ def test_update_first_from_release():
     assert not trace.kernel_traces_update_first("6.18.44-fc-v1147")
     assert not trace.kernel_traces_update_first("6.1.192")
     assert not trace.kernel_traces_update_first("garbage")
+
+
+def test_tracer_unmounts_what_it_mounted_when_a_check_fails(tmp_path, monkeypatch):
+    """docs/tracing.md: everything is checked before anything changes.
+    A tracefs the constructor mounted (as root) is unmounted again when
+    a later check fails, here an event the kernel lacks."""
+    target = tmp_path / "tracing"
+    target.mkdir()
+    calls = []
+
+    def mount(path):
+        calls.append(("mount", path))
+        _fake_tracefs(target)
+        return None
+
+    def unmount(path):
+        calls.append(("umount", path))
+        return None
+
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", (str(target),))
+    monkeypatch.setattr(tracefs, "_is_root", lambda: True)
+    monkeypatch.setattr(tracefs, "_mount_tracefs", mount)
+    monkeypatch.setattr(tracefs, "_unmount_tracefs", unmount)
+    with pytest.raises(trace.TracingUnavailable) as info:
+        trace.Tracer(events=("nosuch/event",))
+    assert info.value.missing == ("nosuch/event",)
+    assert calls == [("mount", str(target)), ("umount", str(target))]
+
+
+def test_tracer_leaves_a_mounted_tracefs_alone_when_a_check_fails(tmp_path, monkeypatch):
+    root = _fake_tracefs(tmp_path)
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", (str(root),))
+    monkeypatch.setattr(tracefs, "_unmount_tracefs",
+                        lambda path: pytest.fail("unmounted a tracefs it did not mount"))
+    with pytest.raises(trace.TracingUnavailable):
+        trace.Tracer(events=("nosuch/event",))
+
+
+def test_tracer_real_mount_is_undone(tmp_path, monkeypatch):
+    """The same with the real mount(2) and umount(2), as root."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting tracefs needs root")
+    target = tmp_path / "tracing"
+    target.mkdir()
+    monkeypatch.setattr(tracefs, "TRACEFS_PATHS", (str(target),))
+    try:
+        with pytest.raises(trace.TracingUnavailable) as info:
+            trace.Tracer(events=("nosuch/event",))
+    finally:
+        still = os.path.ismount(target)
+        if still:
+            subprocess.run(["umount", str(target)], check=False)
+    if "failed" in str(info.value):
+        pytest.skip(f"this machine cannot mount tracefs: {info.value}")
+    assert info.value.missing == ("nosuch/event",)
+    assert not still, "Tracer left tracefs mounted after a failed check"

@@ -57,17 +57,22 @@ def _has_trace(path):
 def find_tracefs(tracefs=None):
     """The tracefs directory: TRACEFS, else the first of TRACEFS_PATHS
     that has a trace file; as root, mount tracefs if none has one."""
+    return _find_tracefs(tracefs)[0]
+
+
+def _find_tracefs(tracefs):
+    """find_tracefs's directory and whether this call mounted it."""
     if tracefs is not None:
-        return _explicit_tracefs(tracefs)
+        return _explicit_tracefs(tracefs), False
     for path in TRACEFS_PATHS:
         if _has_trace(path):
-            return path
+            return path, False
     hidden = [p for p in TRACEFS_PATHS
               if os.path.isdir(p) and not _can_access(p)]
     if hidden and not _is_root():
         raise _not_permitted(hidden[0])
     if _is_root():
-        return _mount(TRACEFS_PATHS[0])
+        return _mount(TRACEFS_PATHS[0]), True
     tried = ", ".join(TRACEFS_PATHS)
     raise TracingUnavailable(
         errno.ENOENT, f"tracefs is not mounted (tried {tried}) and tracing "
@@ -126,6 +131,23 @@ def _mount_tracefs(path):
     if run.returncode == 0:
         return None
     return f"{reason}; mount command: {run.stderr.strip() or run.returncode}"
+
+
+def _unmount_tracefs(path):
+    """Undo _mount_tracefs: umount(2) through libc, else the umount
+    command; None on success, else why it failed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount.argtypes = (ctypes.c_char_p,)
+    if libc.umount(os.fsencode(path)) == 0:
+        return None
+    reason = f"umount(2): {os.strerror(ctypes.get_errno())}"
+    try:
+        run = subprocess.run(["umount", path], capture_output=True, text=True)
+    except OSError as e:
+        return f"{reason}; umount command: {e.strerror}"
+    if run.returncode == 0:
+        return None
+    return f"{reason}; umount command: {run.stderr.strip() or run.returncode}"
 
 
 def _split_event(event):
@@ -231,10 +253,22 @@ class Tracer:
             raise ValueError(f"buffer_kb must be a positive int, not "
                              f"{buffer_kb!r}")
         self.buffer_kb = buffer_kb
-        self.tracefs = find_tracefs(tracefs)
-        _check_control_files(self.tracefs)
-        _check_events(self.tracefs, self.event_names)
-        _check_writable(self.tracefs, self.event_names)
+        self.tracefs, mounted = _find_tracefs(tracefs)
+        try:
+            _check_control_files(self.tracefs)
+            _check_events(self.tracefs, self.event_names)
+            _check_writable(self.tracefs, self.event_names)
+        except TracingUnavailable as e:
+            # Nothing may stay changed: a tracefs this constructor
+            # mounted goes again.
+            if mounted:
+                error = _unmount_tracefs(self.tracefs)
+                if error is not None:
+                    e.args = (e.args[0], f"{e.args[1]} (and tracefs, mounted "
+                              f"at {self.tracefs} for this check, could not "
+                              f"be unmounted: {error})")
+                    e.strerror = e.args[1]
+            raise
         self._running = False
         self._saved = {}
         self._text = None
