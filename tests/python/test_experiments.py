@@ -59,6 +59,22 @@ def test_migration_timeline_refuses_an_unwritable_path_before_running(
     assert "Traceback" not in r.stderr and str(blocker) in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("name,message", [
+    ("t.txt", ".txt is not an image format"),
+    ("t", "no suffix"),
+    ("dir/", "is a directory"),
+])
+def test_migration_timeline_refuses_a_bad_output_name_before_running(
+        tmp_path, name, message):
+    """Checked before the run (30 s here): a suffix matplotlib cannot
+    write, none, or a directory (which wrote a hidden DIR/.png)."""
+    target = str(tmp_path / name) + ("/" if name.endswith("/") else "")
+    r = _run("migration_timeline.py", target, 1, 30)
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr and message in r.stderr, r.stderr
+    assert not list(tmp_path.rglob(".png")), "wrote a hidden .png"
+
+
 def _fake_samples(nthreads=3, n=200):
     samples = []
     for i in range(nthreads):
@@ -160,6 +176,74 @@ def test_abort_causes_renders_tables_and_picture(tmp_path):
     import matplotlib.image
     height, width = matplotlib.image.imread(path).shape[:2]
     assert width > 1000 and height > 500
+
+
+def test_abort_causes_without_cpu_opv_shows_no_empty_legend(tmp_path):
+    """run --no-cpu-opv records no vectors: the cpu_opv panel says why
+    instead of drawing three legend swatches over nothing."""
+    module = _load("abort_causes")
+    result = _abort_causes_result(vectors=[])
+    result["parameters"]["no_cpu_opv"] = True
+    import matplotlib.pyplot as plt
+    drawn = []
+    real = plt.subplots
+
+    def subplots(*args, **kwargs):
+        fig, axes = real(*args, **kwargs)
+        drawn.append(axes)
+        return fig, axes
+
+    plt.subplots = subplots
+    try:
+        module.render(result, str(tmp_path / "r"))
+    finally:
+        plt.subplots = real
+    right = drawn[0][1]
+    assert right.get_legend() is None
+    texts = [t.get_text() for t in right.texts]
+    assert any("--no-cpu-opv" in t for t in texts), texts
+
+
+def test_abort_causes_render_refuses_a_file_name_as_outdir(tmp_path):
+    saved = tmp_path / "result.json"
+    saved.write_text("{}")
+    r = _run("abort_causes.py", "render", saved, tmp_path / "x.png")
+    assert r.returncode == 2, r.stderr
+    assert "is a file name" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_abort_causes_advises_its_option_without_the_cpu_opv_event(
+        monkeypatch, capsys):
+    module = _load("abort_causes")
+    from rseq import trace
+
+    def unavailable(args):
+        raise trace.TracingUnavailable(2, "the kernel lacks trace events: "
+                                       "cpu_opv/cpu_opv (...); trace without "
+                                       "them with Tracer(events=...)",
+                                       ("cpu_opv/cpu_opv",))
+    monkeypatch.setattr(module, "run", unavailable)
+    assert module.main(["run", "--seconds", "0.1"]) == 77
+    err = capsys.readouterr().err
+    assert "--no-cpu-opv" in err and "Tracer(events" not in err, err
+
+
+def test_malloc_cache_lines_of_equal_caches_stay_apart(tmp_path):
+    """Two caches with the same drain curve: different line styles, so
+    that one does not hide the other; the title says what ran."""
+    module = _load("malloc_cache")
+    samples = [(t * 0.01, {0: {"count": t, "drains": t // 10},
+                           1: {"count": t, "drains": t // 10}})
+               for t in range(50)]
+    import matplotlib.pyplot as plt
+    module.plot(samples, str(tmp_path / "m.png"), "title")
+    fig = plt.gcf()
+    for ax in fig.axes:
+        lines = ax.get_lines()
+        if len(lines) == 2:
+            assert lines[0].get_linestyle() != lines[1].get_linestyle()
+    plt.close(fig)
 
 
 def test_abort_causes_reads_its_result_from_a_console_log(tmp_path):

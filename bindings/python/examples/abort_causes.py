@@ -232,7 +232,7 @@ def summarize(args, workload, injector, attribution, lost):
     return {
         "parameters": {k: getattr(args, k) for k in
                        ("threads", "seconds", "batch", "nodes",
-                        "item_size", "forced", "period")},
+                        "item_size", "forced", "period", "no_cpu_opv")},
         "kernel": os.uname().release,
         "injected": {"signals": injector.signals,
                      "migrations": injector.migrations},
@@ -348,7 +348,10 @@ def render(result, outdir):
     left.set_title("rseq aborts per critical section, by cause", pad=24)
     left.set_ylabel("aborts (rseq_ip_fixup events)")
     stacked_bars(right, phases, vectors, outcomes,
-                 ["#55a868", "#ccb974", "#c44e52"])
+                 ["#55a868", "#ccb974", "#c44e52"],
+                 empty="no cpu_opv calls traced" + (
+                     " (run --no-cpu-opv: no cpu_opv event)"
+                     if recorded_without_cpu_opv(result) else ""))
     right.set_title("cpu_opv calls per workload, by result", pad=24)
     right.set_ylabel("calls (cpu_opv events)")
     p = result["parameters"]
@@ -364,10 +367,21 @@ def render(result, outdir):
     return path
 
 
-def stacked_bars(ax, keys, table, parts, colors):
+def recorded_without_cpu_opv(result):
+    """Whether RESULT was recorded with run --no-cpu-opv."""
+    return bool(result["parameters"].get("no_cpu_opv"))
+
+
+def stacked_bars(ax, keys, table, parts, colors, empty="none"):
     """Bars of KEYS stacked by PARTS, each bar labelled with its parts'
     non-zero counts (small parts would not show otherwise), the legend
-    above the axes, clear of the data."""
+    above the axes, clear of the data.  Without KEYS: the text EMPTY and
+    no legend (its swatches would describe nothing)."""
+    if not keys:
+        ax.text(0.5, 0.5, empty, ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_xticks([])
+        return
     bottom = [0] * len(keys)
     for part, color in zip(parts, colors):
         heights = [table[k][part] for k in keys]
@@ -383,8 +397,6 @@ def stacked_bars(ax, keys, table, parts, colors):
     ax.set_xticklabels(keys, rotation=15, ha="right", fontsize=8)
     ax.legend(fontsize=8, ncol=len(parts), loc="lower left",
               bbox_to_anchor=(0, 1.0), frameon=False)
-    if not keys:
-        ax.text(0.5, 0.5, "none", ha="center", transform=ax.transAxes)
 
 
 def describe(result):
@@ -436,8 +448,18 @@ def parse_args(argv):
     d = sub.add_parser("render", help="draw a saved result")
     d.add_argument("result", help="a JSON file from run --json, or a VM "
                    "console log holding one")
-    d.add_argument("outdir")
-    return parser.parse_args(argv)
+    d.add_argument("outdir", help="directory to write result.json, "
+                   "abort-causes.md and abort-causes.png into (created)")
+    args = parser.parse_args(argv)
+    if args.command == "render" and (
+            os.path.isfile(args.outdir) or
+            os.path.splitext(args.outdir)[1].lower() in IMAGE_SUFFIXES):
+        d.error(f"outdir {args.outdir} is a file name: render writes three "
+                f"files into a directory (e.g. {os.path.splitext(args.outdir)[0]})")
+    return args
+
+
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".json", ".md")
 
 
 def main(argv=None):
@@ -457,7 +479,14 @@ def main(argv=None):
     try:
         result, _ = run(args)
     except trace.TracingUnavailable as e:
-        print(f"abort_causes: {e}", file=sys.stderr)
+        if "cpu_opv/cpu_opv" in e.missing:
+            # The library's advice (Tracer(events=...)) is for its
+            # callers; this script's way is its option.
+            print("abort_causes: this kernel has no cpu_opv/cpu_opv trace "
+                  "event (only the project's patched test kernel has it): "
+                  "run with --no-cpu-opv", file=sys.stderr)
+        else:
+            print(f"abort_causes: {e}", file=sys.stderr)
         return 77
     print(describe(result) + "\n\n" + result["markdown"])
     if args.json:

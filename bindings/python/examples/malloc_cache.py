@@ -67,6 +67,18 @@ def rates(samples, cache, event):
     return out
 
 
+# Caches often have the same curve (a drain empties every cache at once):
+# each gets its own line style and markers, so that none hides another.
+LINE_STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "v", "D", "x")
+
+
+def style(index):
+    return {"linestyle": LINE_STYLES[index % len(LINE_STYLES)],
+            "marker": MARKERS[index % len(MARKERS)], "markersize": 3,
+            "markevery": 0.1, "alpha": 0.85, "label": f"cache {index}"}
+
+
 def plot(samples, path, title):
     caches = sorted({i for _, c in samples for i in c})
     fig, axes = plt.subplots(len(EVENTS) + 1, 1, figsize=(9, 12), sharex=True)
@@ -74,14 +86,14 @@ def plot(samples, path, title):
     for i in caches:
         ax.plot([t for t, _ in samples],
                 [c.get(i, {}).get("count", 0) for _, c in samples],
-                label=f"cache {i}")
+                **style(i))
     ax.set_ylabel("chunks held")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     for ax, event in zip(axes[1:], EVENTS):
         for i in caches:
             pts = rates(samples, i, event)
-            ax.plot([t for t, _ in pts], [r for _, r in pts], label=f"cache {i}")
+            ax.plot([t for t, _ in pts], [r for _, r in pts], **style(i))
         ax.set_ylabel(f"{event}/s")
     axes[-1].set_xlabel("seconds")
     for ax in axes:
@@ -136,7 +148,11 @@ def main():
     result = run.stdout.strip()
     print(result)
     print_table(samples)
-    plot(samples, a.out, f"{a.mode}: {result}")
+    trim = f"malloc_trim every {a.trim} samples" if a.trim else "no malloc_trim"
+    plot(samples, a.out,
+         f"malloc's per-CPU cache, glibc.malloc.percpu={a.mode}: "
+         f"{a.threads} threads, {a.blocks} cross-thread frees, "
+         f"sampled every {a.interval_ms} ms, {trim}")
     print(f"wrote {a.out}")
     return 0
 

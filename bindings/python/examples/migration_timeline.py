@@ -122,8 +122,21 @@ def print_table(per_thread, mm_cid):
 
 
 def prepare_output(path):
-    """Create PATH's directory now, so that a bad path fails before the
-    run rather than after it."""
+    """Check PATH and create its directory now, so that a bad path fails
+    before the run rather than after it: a directory, or a name whose
+    suffix matplotlib cannot write, is refused."""
+    if path.endswith(os.sep) or os.path.isdir(path):
+        sys.exit(f"{sys.argv[0]}: {path} is a directory: name the image "
+                 f"file, e.g. {os.path.join(path, 'migration-timeline.png')}")
+    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.backend_bases import FigureCanvasBase
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in formats:
+        sys.exit(f"{sys.argv[0]}: cannot write {path}: "
+                 f"{'no suffix' if not suffix else f'.{suffix} is not an image format'}"
+                 f"; use one of {', '.join('.' + f for f in sorted(formats))}")
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, exist_ok=True)
@@ -146,7 +159,8 @@ def positive(kind):
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", nargs="?", default="migration-timeline.png",
-                        help="PNG to write (its directory is created)")
+                        help="image to write, .png (or .svg, .pdf, ...); its "
+                        "directory is created")
     parser.add_argument("threads", nargs="?", type=positive(int), default=4)
     parser.add_argument("seconds", nargs="?", type=positive(float),
                         default=3.0)
