@@ -9,6 +9,9 @@
 #                         ends with
 #                         "N passed, N failed, N skipped"
 #   make bench            install the allocators it compares malloc with, run the benchmarks
+#   make glibc-check      glibc's own tests of the subdirectories the series
+#                         touches, patched against pristine glibc built the
+#                         same way (host ABIs; hours, not in make check)
 #   make series           copy the glibc series (git am order) to out/glibc-series
 #   make series-check     apply it to pristine glibc patch by patch, building
 #                         and running check-abi after each (hours; not in make check)
@@ -35,7 +38,7 @@ HOST_ABIS  := $(call abi_column,1,host)
 # stock Linux 7).
 HOST_VMS   := $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$3 == "-" { print $$1 }' build-scripts/vms)
 
-.PHONY: all deps glibc kernel toolchain demo cross check bench series series-check install clean
+.PHONY: all deps glibc kernel toolchain demo cross check glibc-check bench series series-check install clean
 
 all: demo kernel
 
@@ -69,6 +72,9 @@ cross: toolchain
 
 check: toolchain kernel
 	@build-scripts/check.sh
+
+glibc-check: toolchain
+	@build-scripts/glibc-check.sh
 
 bench: toolchain kernel
 	@build-scripts/deps.sh bench

@@ -7,19 +7,19 @@
 #
 # Benchmarks:
 #   bench/malloc-xfree.c           cross-thread frees, Mblocks/s and VmHWM
-#   glibc's bench-malloc-thread    (glibc 2.36 benchtests, from out/glibc-pristine)
+#   glibc's bench-malloc-thread    (the benchtests of pristine glibc, out/glibc-pristine)
 #   glibc's bench-malloc-simple
-# Columns: stock glibc (Debian's), the patched glibc (rseq-gcc), the
-# patched glibc with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid (n/a until its
-# ld.so lists that tunable), and Debian's libjemalloc2,
-# libtcmalloc-minimal4 and libmimalloc2.0 with LD_PRELOAD into the stock
-# binaries (build-scripts/deps.sh bench installs them; a missing one is
-# shown as n/a).  Two more run the stock binaries under glibc build
-# trees made with the same flags: the patched one (out/glibc-build, cache
-# off) and the series without its malloc cache patch (built here, in
-# out/bench/glibc-without-malloc-cache, the first time: about 7
-# minutes); a second table compares those two, the cost of the patch
-# with the cache off.
+# Every glibc column runs the same binaries (built with the system gcc)
+# under a glibc build tree made with the same flags (its testrun.sh):
+# stock is pristine glibc (build-glibc.sh --pristine, the reference of
+# the ratios), then the patched glibc with its cache off and with
+# glibc.malloc.percpu=mm_cid, and the series without its malloc cache
+# patch (built here, in out/bench/glibc-without-malloc-cache, the first
+# time: about 7 minutes; a second table compares it with the patched
+# tree, the cost of that patch with the cache off).  Then Debian's own
+# glibc, and Debian's libjemalloc2, libtcmalloc-minimal4 and
+# libmimalloc2.0 with LD_PRELOAD under it (build-scripts/deps.sh bench
+# installs them; a missing one is shown as n/a).
 #
 # Environment (smaller values make a smoke run):
 #   MALLOC_BENCH_XFREE_THREADS    malloc-xfree's thread counts (even)   "2 8 64"
@@ -57,12 +57,10 @@ numbers MALLOC_BENCH_SIMPLE_SIZES "$simple_sizes"
 b=$OUT/bench/malloc
 mkdir -p "$b"
 
-# glibc's benchtests, from the source make unpacked.
-bt=
-for d in "$OUT/glibc-pristine/benchtests" "$OUT/glibc-src/benchtests"; do
-  [ -r "$d/bench-malloc-thread.c" ] && { bt=$d; break; }
-done
-[ -n "$bt" ] || die "no glibc source with benchtests/ in out/glibc-pristine or out/glibc-src: run make first"
+# glibc's benchtests, from pristine glibc (unpacked by its build below).
+"$TOP/build-scripts/build-glibc.sh" "$(native_abi)" --pristine
+bt=$OUT/glibc-pristine/benchtests
+[ -r "$bt/bench-malloc-thread.c" ] || die "no $bt/bench-malloc-thread.c in pristine glibc"
 [ -x "$OUT/bin/rseq-gcc" ] || die "no out/bin/rseq-gcc: run make first"
 
 # bench-malloc-thread runs for BENCHMARK_DURATION seconds, a constant of
@@ -72,19 +70,17 @@ sed -E "s/^(#define BENCHMARK_DURATION)[[:space:]]+10$/\\1 $thread_seconds/" \
 [ "$(grep -c "^#define BENCHMARK_DURATION $thread_seconds\$" "$b/bench-malloc-thread.c")" = 1 ] ||
   die "$bt/bench-malloc-thread.c has no line '#define BENCHMARK_DURATION<tab>10' to change"
 
-# Each program twice: stock (the system gcc and Debian's glibc) and
-# patched (rseq-gcc).  glibc's benchtests need only bench-timing.h,
-# json-lib.h and json-lib.c of benchtests/ and, for the timer,
-# bench/glibc-benchtests/hp-timing.h.
-for flavour in stock patched; do
-  if [ $flavour = stock ]; then cc=gcc; else cc=$OUT/bin/rseq-gcc; fi
-  "$cc" -O2 -Wall -pthread -o "$b/malloc-xfree-$flavour" "$TOP/bench/malloc-xfree.c"
-  "$cc" -O2 -Wall -shared -fPIC -o "$b/vmhwm-$flavour.so" "$TOP/bench/vmhwm-preload.c"
-  "$cc" -O2 -pthread -I"$TOP/bench/glibc-benchtests" -I"$bt" \
-    -o "$b/bench-malloc-thread-$flavour" "$b/bench-malloc-thread.c" "$bt/json-lib.c" -lm
-  "$cc" -O2 -pthread -I"$TOP/bench/glibc-benchtests" -I"$bt" \
-    -o "$b/bench-malloc-simple-$flavour" "$bt/bench-malloc-simple.c" "$bt/json-lib.c"
-done
+# The programs, built once with the system gcc (glibc's benchtests need
+# only bench-timing.h, json-lib.h and json-lib.c of benchtests/ and, for
+# the timer, bench/glibc-benchtests/hp-timing.h); the columns choose the
+# glibc they run under.  The "stock" suffix is malloc_bench.py's FLAVOUR.
+cc=gcc
+"$cc" -O2 -Wall -pthread -o "$b/malloc-xfree-stock" "$TOP/bench/malloc-xfree.c"
+"$cc" -O2 -Wall -shared -fPIC -o "$b/vmhwm-stock.so" "$TOP/bench/vmhwm-preload.c"
+"$cc" -O2 -pthread -I"$TOP/bench/glibc-benchtests" -I"$bt" \
+  -o "$b/bench-malloc-thread-stock" "$b/bench-malloc-thread.c" "$bt/json-lib.c" -lm
+"$cc" -O2 -pthread -I"$TOP/bench/glibc-benchtests" -I"$bt" \
+  -o "$b/bench-malloc-simple-stock" "$bt/bench-malloc-simple.c" "$bt/json-lib.c"
 
 # The files that make the series without the malloc cache patch: the
 # pin, the patches before it, and the build script.
@@ -120,7 +116,10 @@ build_without_malloc_cache() {
 }
 build_without_malloc_cache
 same_flags=$(glibc_build_dir "$(native_abi)")
-[ -x "$same_flags/testrun.sh" ] || die "no $same_flags/testrun.sh: run make first"
+pristine=$(glibc_pristine_build_dir "$(native_abi)")
+for tree in "$same_flags" "$pristine"; do
+  [ -x "$tree/testrun.sh" ] || die "no $tree/testrun.sh: run make first"
+done
 
 # The columns, KEY|LABEL|FLAVOUR|ENVIRONMENT|NA[|PREFIX] (bench/malloc_bench.py);
 # the first is the reference of the ratios.  The per-CPU column runs as
@@ -130,11 +129,11 @@ ldso=$OUT/$(abi_field "$(native_abi)" sysroot)/$(abi_field "$(native_abi)" ldso)
 percpu_na="n/a (not implemented)"
 if "$ldso" --list-tunables 2>/dev/null | grep -q '^glibc\.malloc\.percpu:'; then percpu_na=; fi
 columns=(
-  "stock|stock glibc|stock||"
-  "patched|patched glibc|patched||"
-  "percpu|patched, glibc.malloc.percpu=mm_cid|patched|GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid|$percpu_na"
-  "tree-off|patched build tree, cache off|stock|||$same_flags/testrun.sh"
-  "tree-without|build tree without the cache patch|stock|||$without/build/testrun.sh"
+  "stock|stock glibc $GLIBC_VERSION (pristine, same flags)|stock|||$pristine/testrun.sh"
+  "patched|patched, cache off|stock|||$same_flags/testrun.sh"
+  "percpu|patched, glibc.malloc.percpu=mm_cid|stock|GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid|$percpu_na|$same_flags/testrun.sh"
+  "tree-without|series without the cache patch|stock|||$without/build/testrun.sh"
+  "debian|Debian's glibc $(ldd --version | sed -n '1s/.* //p')|stock||"
 )
 while read -r name pkg lib; do
   version=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null | sed 's/[-+].*//') || version=
@@ -151,4 +150,4 @@ echo
   --xfree-threads "$xfree_threads" --xfree-blocks "$xfree_blocks" \
   --thread-threads "$thread_threads" --thread-seconds "$thread_seconds" \
   --simple-sizes "$simple_sizes" --output "$b/results.md" --header "$header" \
-  --pair tree-off/tree-without "${args[@]}"
+  --pair patched/tree-without "${args[@]}"

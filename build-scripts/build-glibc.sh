@@ -6,6 +6,10 @@
 #                                   configure and build another glibc source
 #                                   tree in BUILD with the same flags, without
 #                                   installing it (bench/ compares such builds)
+#   build-glibc.sh ABI --pristine   the same for pristine glibc (the pinned
+#                                   tarball, no patch): source out/glibc-pristine,
+#                                   build out/glibc-pristine-build[-ABI]; the
+#                                   reference of make bench and make glibc-check
 # The native ABI is the build machine's own (native_abi in common.sh).
 # Builds in out/glibc-build-ABI (out/glibc-build for the native ABI, its
 # historical name) and installs into out/<sysroot column>.  Cross ABIs
@@ -16,12 +20,17 @@
 native=$(native_abi)
 abi=${1:-$native}
 tree_src= tree_build=
-if [ "${2:-}" = --tree ]; then
+if [ "${2:-}" = --pristine ]; then
+  [ $# = 2 ] || die "usage: build-glibc.sh ABI --pristine"
+  glibc_pristine_source
+  tree_src=$OUT/glibc-pristine
+  tree_build=$(glibc_pristine_build_dir "$abi")
+elif [ "${2:-}" = --tree ]; then
   [ $# = 4 ] || die "usage: build-glibc.sh ABI --tree SRC BUILD"
   tree_src=$(cd "$3" && pwd) || die "no glibc source tree $3"
   tree_build=$4
 elif [ $# -gt 1 ]; then
-  die "usage: build-glibc.sh [ABI] | build-glibc.sh ABI --tree SRC BUILD"
+  die "usage: build-glibc.sh [ABI] | build-glibc.sh ABI --tree SRC BUILD | build-glibc.sh ABI --pristine"
 fi
 abi_names | grep -qxF -- "$abi" ||
   die "unknown ABI '$abi' (known: $(echo $(abi_names)))"
@@ -85,27 +94,31 @@ configure_args() {
   [ "$abi" = "$native" ] || args+=(--build="$(abi_field "$native" triple)")
   headers=$(kernel_headers)
   [ -z "$headers" ] || args+=(--with-headers="$headers")
+  # The host ABIs build with glibc's default -Werror (GCC 12 gives no
+  # warning on pristine 2.43 or the series).  The cross compilers keep
+  # it off: Debian's cross GCC is the same 12.2, but a warning there
+  # would stop make cross for what glibc's own CI does not build.
+  [ "$set" = host ] || args+=(--disable-werror)
 }
 
 # Configure (once) and build the source tree $1 in $2.
 configure_and_build() {
-  local src=$1 build=$2
+  local src=$1 build=$2 id
   configure_args
+  args+=(--prefix=/usr --enable-kernel=4.18 --disable-profile --disable-crypt
+         --without-selinux --disable-nscd)
   # A build tree configured for another glibc release (an out/ from
-  # before the base moved) is no use: start afresh.
-  local base
-  base=$(sed -n 's/^SHA256: //p' "$TOP/glibc-patches/glibc.pin")
-  if [ -d "$build" ] && [ "$(cat "$build/.rseq-base" 2>/dev/null)" != "$base" ]; then
+  # before the base moved) or with other options is no use: start afresh.
+  id="$(sed -n 's/^SHA256: //p' "$TOP/glibc-patches/glibc.pin") $(printf '%s\n' "${args[@]}" | sha256sum | cut -c1-16)"
+  if [ -d "$build" ] && [ "$(cat "$build/.rseq-base" 2>/dev/null)" != "$id" ]; then
     rm -rf "$build"
   fi
   mkdir -p "$build"
-  echo "$base" > "$build/.rseq-base"
+  echo "$id" > "$build/.rseq-base"
   if [ ! -f "$build/config.status" ]; then
     log "configuring glibc ($abi) in ${build#$TOP/}"
-    (cd "$build" && "$src/configure" "${args[@]}" \
-        --prefix=/usr --enable-kernel=4.18 --disable-werror \
-        --disable-profile --disable-crypt --without-selinux --disable-nscd \
-        >configure.log 2>&1) || { tail -20 "$build/configure.log"; die "glibc configure failed ($abi)"; }
+    (cd "$build" && "$src/configure" "${args[@]}" >configure.log 2>&1) ||
+      { tail -20 "$build/configure.log"; die "glibc configure failed ($abi)"; }
   fi
   log "building glibc ($abi) with $JOBS jobs (log: ${build#$TOP/}/build.log)"
   glibc_refresh_generated "$src" "$build" ||

@@ -113,6 +113,24 @@ glibc_unpack() {
   [ -e "$1/manual" ] || manual_stub "$1/manual"
 }
 
+# Pristine glibc, unpacked once per pin into out/glibc-pristine: the
+# reference builds (build-glibc.sh ABI --pristine) and glibc's
+# benchtests come from it.
+glibc_pristine_source() {
+  local dir=$OUT/glibc-pristine base
+  base=$(sed -n 's/^SHA256: //p' "$TOP/glibc-patches/glibc.pin")
+  [ "$(cat "$dir/.rseq-base" 2>/dev/null)" = "$base" ] && return 0
+  log "unpacking pristine glibc $GLIBC_VERSION into ${dir#$TOP/}"
+  glibc_unpack "$dir"
+  echo "$base" > "$dir/.rseq-base"
+}
+
+# The build tree of pristine glibc for ABI (glibc_build_dir's naming).
+glibc_pristine_build_dir() {
+  if [ "$1" = "$(native_abi)" ]; then echo "$OUT/glibc-pristine-build"
+  else echo "$OUT/glibc-pristine-build-$1"; fi
+}
+
 manual_stub() {
   mkdir -p "$1"
   {

@@ -1,0 +1,105 @@
+#!/bin/bash
+# make glibc-check: glibc's own tests, patched against pristine.
+#   glibc-check.sh [ABI ...]        (default: the host ABIs of build-scripts/abis)
+# For each ABI, runs glibc's "make check" for the subdirectories the
+# series touches in the patched build tree (out/glibc-build[-ABI]) and in
+# pristine glibc built with the same flags (out/glibc-pristine-build[-ABI]),
+# then compares the two tests.sum files.  A test fails the comparison
+# when the patched tree does not pass it while pristine does, and a test
+# only the patched tree has (the series' own) must pass.  Prints one
+# Markdown table per ABI (also written to out/glibc-check/ABI.md) and
+# exits non-zero on any such test.  Hours on two CPUs: not part of make check.
+#
+# Environment:
+#   GLIBC_CHECK_SUBDIRS   the subdirectories            "elf nptl misc malloc posix"
+. "$(dirname "$0")/common.sh"
+
+subdirs=${GLIBC_CHECK_SUBDIRS:-elf nptl misc malloc posix}
+results=$OUT/glibc-check
+mkdir -p "$results"
+
+abis=("$@")
+[ $# -gt 0 ] || mapfile -t abis < <(abi_names host)
+for abi in "${abis[@]}"; do
+  [ "$(abi_field "$abi" set 2>/dev/null)" = host ] ||
+    die "glibc-check.sh: '$abi' is not a host ABI of build-scripts/abis (glibc's tests run on this machine)"
+done
+[[ $subdirs =~ ^[a-z0-9_\ -]+$ ]] || die "GLIBC_CHECK_SUBDIRS: not a list of subdirectories: '$subdirs'"
+
+# Run glibc's tests of $subdirs in build tree $1; its summary goes to $2.
+# "make check" exits non-zero when a test fails; the summary says which.
+run_checks() {
+  local build=$1 sum=$2 d
+  log "glibc tests ($subdirs) in ${build#$TOP/} (log: ${build#$TOP/}/check.log)"
+  make -C "$build" -k -j"$JOBS" check subdirs="$subdirs" >"$build/check.log" 2>&1 || true
+  : > "$sum"
+  for d in $subdirs; do
+    [ -s "$build/$d/subdir-tests.sum" ] ||
+      die "no results for $d in ${build#$TOP/} (see ${build#$TOP/}/check.log)"
+    cat "$build/$d/subdir-tests.sum" >> "$sum"
+  done
+}
+
+# Compare the summaries (RESULT: subdir/test lines) and print the table.
+compare() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys
+abi, pristine_sum, patched_sum, out = sys.argv[1:]
+
+def read(path):
+    results = {}
+    for line in open(path):
+        kind, _, test = line.strip().partition(": ")
+        if test:
+            results[test] = kind
+    return results
+
+pristine, patched = read(pristine_sum), read(patched_sum)
+kinds = ["PASS", "FAIL", "UNSUPPORTED", "XFAIL", "XPASS", "UNRESOLVED"]
+failing = ("FAIL", "XPASS", "UNRESOLVED", "ERROR")
+
+def worse(before, after):
+    """A pristine PASS that is no longer one, a new failure, or a test of
+    the series' own that neither passes nor is unsupported here."""
+    if before is None:
+        return after not in ("PASS", "UNSUPPORTED")
+    return (before == "PASS" and after != "PASS") or (after in failing and after != before)
+
+bad = [(t, pristine.get(t) or "(new)", k) for t, k in sorted(patched.items())
+       if worse(pristine.get(t), k)]
+gone = sorted(t for t in pristine if t not in patched)
+
+lines = [f"### glibc's tests, {abi}: patched against pristine", "",
+         "| tree | tests | " + " | ".join(kinds) + " |",
+         "|---|---|" + "---|" * len(kinds)]
+for name, res in (("pristine", pristine), ("patched", patched)):
+    counts = [sum(1 for k in res.values() if k == kind) for kind in kinds]
+    lines.append(f"| {name} | {len(res)} | " + " | ".join(map(str, counts)) + " |")
+new = sorted(t for t in patched if t not in pristine)
+lines += ["", f"Only in the patched tree (the series' tests): {len(new)}, "
+          f"{sum(1 for t in new if patched[t] == 'PASS')} passed."]
+if gone:
+    lines.append(f"Missing from the patched tree: {', '.join(gone)}")
+if bad:
+    lines += ["", "Worse than pristine:", ""]
+    lines += [f"- {t}: {b} on pristine, {a} patched" for t, b, a in bad]
+else:
+    lines.append("No test does worse than on pristine.")
+text = "\n".join(lines) + "\n"
+open(out, "w").write(text)
+print(text)
+sys.exit(1 if bad or gone else 0)
+PY
+}
+
+status=0
+for abi in "${abis[@]}"; do
+  "$TOP/build-scripts/build-glibc.sh" "$abi"
+  "$TOP/build-scripts/build-glibc.sh" "$abi" --pristine
+  patched=$(glibc_build_dir "$abi") pristine=$(glibc_pristine_build_dir "$abi")
+  run_checks "$pristine" "$results/$abi-pristine.sum"
+  run_checks "$patched" "$results/$abi-patched.sum"
+  compare "$abi" "$results/$abi-pristine.sum" "$results/$abi-patched.sum" "$results/$abi.md" ||
+    status=1
+done
+exit $status
