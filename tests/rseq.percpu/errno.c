@@ -5,10 +5,15 @@
      EAGAIN  CPU is not the thread's CPU (it "migrated" before the call),
 	     which is not an abort,
 	     with or without the cpu_opv fallback, and nothing is written;
-     EINVAL  an invalid field;
+     EINVAL  an invalid field, a CPU that no CPU can have (negative, or
+	     not below get_nprocs_conf), or a commit target V not aligned
+	     to intptr_t, and nothing is written, nothing counted as an
+	     abort or a fallback;
      ENOSYS  rseq not registered (glibc.pthread.rseq=0).  */
 #include "rseq-test.h"
 #include <sys/rseq-percpu.h>
+#include <limits.h>
+#include <sys/sysinfo.h>
 
 static int (*volatile libc_current_cpu) (int) = rseq_percpu_current_cpu;
 static int (*volatile libc_addv) (int, intptr_t *, intptr_t, int)
@@ -41,9 +46,10 @@ static void
 check_stale_cpu (int field, int mode)
 {
   int cpu = rseq_percpu_current_cpu (field);
-  if (cpu < 0)
+  if (cpu < 0 || get_nprocs_conf () < 2)
     return;
-  int stale = cpu + 1;
+  /* Another CPU this machine has (a CPU it cannot have is EINVAL).  */
+  int stale = (cpu + 1) % get_nprocs_conf ();
   intptr_t v = 5;
   unsigned long aborts = rseq_percpu_aborts ();
   unsigned long fallbacks = rseq_percpu_fallbacks ();
@@ -70,6 +76,67 @@ check_stale_cpu (int field, int mode)
   CHECK_EQ (v, 7);
 }
 
+/* CPUs no thread can have, for either field, in every fallback mode:
+   EINVAL (not EAGAIN, which tells the caller to read its CPU and
+   retry, as if it had migrated).  */
+static void
+check_impossible_cpus (int field, int mode)
+{
+  if (rseq_percpu_current_cpu (field) < 0)
+    return;
+  const int impossible[] = { -1, -2, INT_MIN, get_nprocs_conf (),
+			     get_nprocs_conf () + 1, 100000, INT_MAX };
+  intptr_t v = 5;
+  unsigned long aborts = rseq_percpu_aborts ();
+  unsigned long fallbacks = rseq_percpu_fallbacks ();
+
+  CHECK (rseq_percpu_set_fallback (mode) >= 0);
+  for (size_t i = 0; i < sizeof impossible / sizeof impossible[0]; i++)
+    {
+      int cpu = impossible[i];
+      CHECK_FAILS (rseq_percpu_addv (field, &v, 1, cpu), EINVAL);
+      CHECK_FAILS (libc_addv (field, &v, 1, cpu), EINVAL);
+      CHECK_FAILS (rseq_percpu_cmpeqv_storev (field, &v, 5, 6, cpu), EINVAL);
+      CHECK_FAILS (libc_cmpeqv_storev (field, &v, 5, 6, cpu), EINVAL);
+    }
+  CHECK_EQ (v, 5);
+  CHECK_EQ (rseq_percpu_fallbacks (), fallbacks);
+  CHECK_EQ (rseq_percpu_aborts (), aborts);
+  CHECK (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_AUTO) >= 0);
+}
+
+/* A commit target not aligned to intptr_t: EINVAL before anything runs,
+   on the thread's own CPU, inline and in libc, and the bytes stay as
+   they were.  */
+static void
+check_misaligned (int field, int mode)
+{
+  int cpu = rseq_percpu_current_cpu (field);
+  if (cpu < 0)
+    return;
+  _Alignas (intptr_t) unsigned char bytes[2 * sizeof (intptr_t)];
+  memset (bytes, 0x5a, sizeof bytes);
+  /* Hidden from the compiler, which could otherwise prove the
+     misalignment and fold the inline check (that would pass too).  */
+  volatile uintptr_t address = (uintptr_t) bytes + 1;
+  intptr_t *v = (intptr_t *) address;
+  intptr_t expect;
+  memcpy (&expect, bytes + 1, sizeof expect);
+  unsigned long aborts = rseq_percpu_aborts ();
+  unsigned long fallbacks = rseq_percpu_fallbacks ();
+
+  CHECK (rseq_percpu_set_fallback (mode) >= 0);
+  CHECK_FAILS (rseq_percpu_addv (field, v, 1, cpu), EINVAL);
+  CHECK_FAILS (libc_addv (field, v, 1, cpu), EINVAL);
+  CHECK_FAILS (rseq_percpu_cmpeqv_storev (field, v, expect, 6, cpu), EINVAL);
+  CHECK_FAILS (libc_cmpeqv_storev (field, v, expect, 6, cpu), EINVAL);
+  for (size_t i = 0; i < sizeof bytes; i++)
+    CHECK_EQ (bytes[i], 0x5a);
+  CHECK_EQ (rseq_percpu_fallbacks (), fallbacks);
+  CHECK_EQ (rseq_percpu_aborts (), aborts);
+  CHECK (rseq_percpu_set_fallback (RSEQ_PERCPU_FALLBACK_AUTO) >= 0);
+}
+
 static void
 check_registered (void)
 {
@@ -78,6 +145,16 @@ check_registered (void)
   check_stale_cpu (RSEQ_PERCPU_INDEX_CPU_ID, RSEQ_PERCPU_FALLBACK_NEVER);
   check_stale_cpu (RSEQ_PERCPU_INDEX_CPU_ID, RSEQ_PERCPU_FALLBACK_ALWAYS);
   check_stale_cpu (RSEQ_PERCPU_INDEX_MM_CID, RSEQ_PERCPU_FALLBACK_AUTO);
+  static const int modes[] = { RSEQ_PERCPU_FALLBACK_AUTO,
+			       RSEQ_PERCPU_FALLBACK_NEVER,
+			       RSEQ_PERCPU_FALLBACK_ALWAYS };
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    {
+      check_impossible_cpus (RSEQ_PERCPU_INDEX_CPU_ID, modes[i]);
+      check_misaligned (RSEQ_PERCPU_INDEX_CPU_ID, modes[i]);
+    }
+  check_impossible_cpus (RSEQ_PERCPU_INDEX_MM_CID, RSEQ_PERCPU_FALLBACK_AUTO);
+  check_misaligned (RSEQ_PERCPU_INDEX_MM_CID, RSEQ_PERCPU_FALLBACK_AUTO);
 
   intptr_t v = 0;
   CHECK_FAILS (rseq_percpu_current_cpu (7), EINVAL);

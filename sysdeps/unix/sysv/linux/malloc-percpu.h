@@ -102,7 +102,9 @@
 #define PERCPU_ATTEMPTS 4
 /* The count of a cache being emptied by another CPU.  */
 #define PERCPU_LOCKED ((intptr_t) -1)
-/* Per-CPU budget when glibc.malloc.percpu_bytes is not set.  */
+/* Per-CPU budget when glibc.malloc.percpu_bytes is not set: the
+   tunable's default in dl-tunables.list, whose range (64 KiB to 16 MiB)
+   makes the tunables ignore any other value, 0 included.  */
 #define PERCPU_DEFAULT_BYTES (1024 * 1024)
 /* A cache looks for idle caches once in this many of its refills and
    flushes, and no sooner than PERCPU_IDLE_NS after the last look; one
@@ -982,9 +984,10 @@ percpu_cache_info (FILE *fp)
     return;
   /* fence="failed": the caches take no new chunks (percpu_lose_fence).  */
   fprintf (fp, "<percpu mode=\"%s\" fence=\"%s\" caches=\"%zu\" "
-	   "count=\"%zu\" size=\"%zu\">\n", stats.mode,
+	   "count=\"%zu\" size=\"%zu\" budget=\"%zu\">\n", stats.mode,
 	   atomic_load_relaxed (&percpu.state) == percpu_ready
-	   ? "ok" : "failed", stats.caches, stats.chunks, stats.bytes);
+	   ? "ok" : "failed", stats.caches, stats.chunks, stats.bytes,
+	   percpu.bytes);
   for (unsigned int cpu = 0; cpu < percpu.ncaches; cpu++)
     {
       size_t chunks, bytes;

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/rseq-percpu.h>
+#include <sys/sysinfo.h>
 
 /* Per-thread fallback mode, and counts of aborted attempts and of the
    cpu_opv system calls made by the fallback.  */
@@ -67,14 +68,32 @@ valid_field (int field)
 	 || field == RSEQ_PERCPU_INDEX_MM_CID;
 }
 
+/* Whether CPU can be a CPU number of either field: cpu_id and mm_cid
+   are both below the number of configured CPUs.  Only asked once an
+   operation cannot run on CPU, to tell a stale CPU (EAGAIN: read it
+   again) from one that never was (EINVAL).  */
+static bool
+possible_cpu (int cpu)
+{
+  return cpu >= 0 && cpu < __get_nprocs_conf ();
+}
+
+/* Set errno for an operation asked to run on CPU while the thread runs
+   on another one.  */
+static void
+set_errno_not_current (int cpu)
+{
+  __set_errno (possible_cpu (cpu) ? EAGAIN : EINVAL);
+}
+
 /* An attempt found the thread on another CPU than CPU: no abort,
    and no point in retrying on a CPU the caller no longer runs on.
    rseq_percpu_current_cpu sets errno when no CPU is usable at all.  */
 int
-__rseq_percpu_cpu_changed (int field)
+__rseq_percpu_cpu_changed (int field, int cpu)
 {
   if (rseq_percpu_current_cpu (field) >= 0)
-    __set_errno (EAGAIN);
+    set_errno_not_current (cpu);
   return -1;
 }
 
@@ -111,7 +130,20 @@ may_start (int field, int cpu)
     return false;
   if (current != cpu)
     {
-      __set_errno (EAGAIN);
+      set_errno_not_current (cpu);
+      return false;
+    }
+  return true;
+}
+
+/* Whether V, the commit target, is aligned to intptr_t; sets errno
+   when it is not.  */
+static bool
+aligned_target (const intptr_t *v)
+{
+  if (__rseq_percpu_misaligned (v))
+    {
+      __set_errno (EINVAL);
       return false;
     }
   return true;
@@ -135,7 +167,7 @@ fallback_result (int ret)
   do									\
     {									\
       bool fall_back = may_fall_back (__field);				\
-      if (!may_start (__field, __cpu))					\
+      if (!aligned_target (__v) || !may_start (__field, __cpu))		\
 	return -1;							\
       if (!fall_back || fallback_mode != RSEQ_PERCPU_FALLBACK_ALWAYS)	\
 	for (int tries = 0; tries < RSEQ_PERCPU_RETRIES; tries++)	\
@@ -144,7 +176,7 @@ fallback_result (int ret)
 	    if (ret >= 0)						\
 	      return ret;						\
 	    if (ret == __RSEQ_PERCPU_CPU_CHANGED)			\
-	      return __rseq_percpu_cpu_changed (__field);		\
+	      return __rseq_percpu_cpu_changed (__field, __cpu);	\
 	    ++abort_count;						\
 	    if (!fall_back)						\
 	      {								\
@@ -163,7 +195,8 @@ fallback_result (int ret)
 
 /* Each operation of <bits/rseq-percpu-table.h>, out of line, and the
    continuation of its inline version whose attempt failed: that counts
-   the abort (an attempt that could not run at all is not one), then
+   the abort (an attempt that could not run at all, or refused a
+   misaligned V, is not one), then
    runs the operation as a caller without inlining would.  */
 #define DEFINE_OPERATION(name, params, args, section, section_args,	\
 			 vector, release)				\
@@ -176,7 +209,8 @@ fallback_result (int ret)
   int									\
   __rseq_percpu_##name##_slow params					\
   {									\
-    if (__rseq_percpu_current_cpu (__field) >= 0)			\
+    if (!__rseq_percpu_misaligned (__v)					\
+	&& __rseq_percpu_current_cpu (__field) >= 0)			\
       ++abort_count;							\
     return rseq_percpu_##name args;					\
   }

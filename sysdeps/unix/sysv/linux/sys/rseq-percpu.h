@@ -62,8 +62,17 @@
 	     kernel has no cpu_opv, as upstream Linux: the caller's retry
 	     loop then works as it always did, except under
 	     single-stepping, where it cannot make progress;
-     EINVAL  FIELD is not an RSEQ_PERCPU_INDEX_* value, or the fallback
-	     rejected CPU.
+     EINVAL  FIELD is not an RSEQ_PERCPU_INDEX_* value, CPU is not a
+	     possible CPU (negative, or not below the number of configured
+	     CPUs, get_nprocs_conf), or V is not aligned to intptr_t.
+
+   Every pointer argument must be valid (the operations are declared
+   nonnull).  V, the target of the commit, must be aligned to intptr_t,
+   as any intptr_t pointer must be in C: the commit is one store that
+   the loads of other CPUs and of cpu_opv see whole.  The operations
+   check it before anything runs, inline and in libc alike (a
+   misaligned V fails with EINVAL, and nothing is written); V2, DST, SRC
+   and LOAD are the caller's to get right.
 
    Only the final store is a commit.  The "try" stores of the
    trystorev and trymemcpy operations happen before it and may be
@@ -140,9 +149,10 @@ extern int rseq_percpu_current_cpu (int __field) __THROW;
 /* The libc continuations of the inline versions (see below);
    not for direct use.  __rseq_percpu_cpu_changed is the result of an
    attempt that found the thread on another CPU than CPU before it
-   started: -1 with errno EAGAIN (ENOSYS or EINVAL if per-CPU
-   operations cannot run at all), not an abort.  */
-extern int __rseq_percpu_cpu_changed (int __field) __THROW;
+   started: -1 with errno EAGAIN, or EINVAL when CPU is not a possible
+   CPU (ENOSYS or EINVAL if per-CPU operations cannot run at all), not
+   an abort.  */
+extern int __rseq_percpu_cpu_changed (int __field, int __cpu) __THROW;
 extern int __rseq_percpu_current_cpu_slow (int __field) __THROW;
 
 /* Each operation of <bits/rseq-percpu-table.h>, and its libc
@@ -150,8 +160,8 @@ extern int __rseq_percpu_current_cpu_slow (int __field) __THROW;
 #include <bits/rseq-percpu-table.h>
 #define __RSEQ_PERCPU_DECLARE(name, params, args, section, section_args, \
 			      vector, release)				\
-  extern int rseq_percpu_##name params __THROW;				\
-  extern int __rseq_percpu_##name##_slow params __THROW;
+  extern int rseq_percpu_##name params __THROW __nonnull (());		\
+  extern int __rseq_percpu_##name##_slow params __THROW __nonnull (());
 __RSEQ_PERCPU_OPERATIONS (__RSEQ_PERCPU_DECLARE)
 #undef __RSEQ_PERCPU_DECLARE
 
@@ -217,10 +227,20 @@ __rseq_percpu_current_cpu (int __field)
 			   ? __RSEQ_AREA_CPU_ID_START_OFFSET : __off);
 }
 
+/* Whether V, an operation's commit target, is not aligned to intptr_t
+   (libc then fails the operation with EINVAL).  Folded away where the
+   compiler knows the pointer's alignment.  */
+__RSEQ_INLINE_HELPER int
+__rseq_percpu_misaligned (const intptr_t *__v)
+{
+  return ((uintptr_t) __v & (__alignof__ (intptr_t) - 1)) != 0;
+}
+
 /* One attempt of each operation: the critical section alone, with the
    results described at the top of this file (-1 when it aborted),
    __RSEQ_PERCPU_CPU_CHANGED when the thread was not on CPU as it
-   started, or -1 when per-CPU operations cannot run.  The offset of the
+   started, or -1 when per-CPU operations cannot run or V is misaligned
+   (libc's continuation tells them apart).  The offset of the
    CPU field, __coff, is a constant in each branch so that the critical
    section addresses the field relative to the register holding the
    area; when FIELD is a constant, only one branch remains.  */
@@ -235,7 +255,8 @@ __rseq_percpu_current_cpu (int __field)
     const int __release = (release);					\
 									\
     (void) __release;							\
-    if (__area == 0 || __off < 0)					\
+    if (__area == 0 || __off < 0					\
+	|| __rseq_percpu_misaligned (__v))				\
       return -1;							\
     if (__off == __RSEQ_AREA_CPU_ID_OFFSET)				\
       {									\
@@ -288,7 +309,7 @@ __NTH (rseq_percpu_current_cpu (int __field))
     if (__glibc_likely (__ret >= 0))					\
       return __ret;							\
     if (__ret == __RSEQ_PERCPU_CPU_CHANGED)				\
-      return __rseq_percpu_cpu_changed (__field);			\
+      return __rseq_percpu_cpu_changed (__field, __cpu);		\
     return __rseq_percpu_##name##_slow args;				\
   }
 __RSEQ_PERCPU_OPERATIONS (__RSEQ_PERCPU_DEFINE_INLINE)
