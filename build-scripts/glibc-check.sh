@@ -34,9 +34,21 @@ run_checks() {
   make -C "$build" -k -j"$JOBS" check subdirs="$subdirs" >"$build/check.log" 2>&1 || true
   : > "$sum"
   for d in $subdirs; do
-    [ -s "$build/$d/subdir-tests.sum" ] ||
+    if [ -s "$build/$d/subdir-tests.sum" ]; then
+      cat "$build/$d/subdir-tests.sum" >> "$sum"
+      continue
+    fi
+    # make writes a subdirectory's summary only when every test of it
+    # was built; elf's tst-rtld-list-diagnostics needs manual/dynlink.texi,
+    # which Debian's orig tarball leaves out.  The results of the tests
+    # that ran are there: summarize them as make would.
+    local results
+    results=$(find "$build/$d" -name '*.test-result' | sort)
+    [ -n "$results" ] ||
       die "no results for $d in ${build#$TOP/} (see ${build#$TOP/}/check.log)"
-    cat "$build/$d/subdir-tests.sum" >> "$sum"
+    # shellcheck disable=SC2086
+    cat $results >> "$sum"
+    echo "$d" >> "$sum.incomplete"
   done
 }
 
@@ -85,6 +97,15 @@ if bad:
     lines += [f"- {t}: {b} on pristine, {a} patched" for t, b, a in bad]
 else:
     lines.append("No test does worse than on pristine.")
+for name, path in (("pristine", pristine_sum), ("patched", patched_sum)):
+    try:
+        dirs = open(path + ".incomplete").read().split()
+    except OSError:
+        continue
+    lines.append(f"{name}: make stopped short of a summary in {', '.join(dirs)} "
+                 f"(a test that needs glibc's manual, which Debian's orig "
+                 f"tarball leaves out, cannot be built); the tests that "
+                 f"ran are counted from their .test-result files.")
 text = "\n".join(lines) + "\n"
 open(out, "w").write(text)
 print(text)
@@ -97,6 +118,7 @@ for abi in "${abis[@]}"; do
   "$TOP/build-scripts/build-glibc.sh" "$abi"
   "$TOP/build-scripts/build-glibc.sh" "$abi" --pristine
   patched=$(glibc_build_dir "$abi") pristine=$(glibc_pristine_build_dir "$abi")
+  rm -f "$results/$abi-"*.incomplete
   run_checks "$pristine" "$results/$abi-pristine.sum"
   run_checks "$patched" "$results/$abi-patched.sum"
   compare "$abi" "$results/$abi-pristine.sum" "$results/$abi-patched.sum" "$results/$abi.md" ||

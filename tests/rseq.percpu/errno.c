@@ -33,6 +33,17 @@ static int (*volatile libc_cmpeqv_storev) (int, intptr_t *, intptr_t,
 	    #call, _r, _e, strerror (_e), (err), strerror (err));	\
   } while (0)
 
+/* Expect each operation, inline and through libc, to fail on CPU with
+   errno ERR (the compare-and-store compares against EXPECT).  */
+static void
+check_ops_fail (int field, intptr_t *v, intptr_t expect, int cpu, int err)
+{
+  CHECK_FAILS (rseq_percpu_addv (field, v, 1, cpu), err);
+  CHECK_FAILS (libc_addv (field, v, 1, cpu), err);
+  CHECK_FAILS (rseq_percpu_cmpeqv_storev (field, v, expect, 6, cpu), err);
+  CHECK_FAILS (libc_cmpeqv_storev (field, v, expect, 6, cpu), err);
+}
+
 static void
 pin_here (void)
 {
@@ -55,10 +66,7 @@ check_stale_cpu (int field, int mode)
   unsigned long fallbacks = rseq_percpu_fallbacks ();
 
   CHECK (rseq_percpu_set_fallback (mode) >= 0);
-  CHECK_FAILS (rseq_percpu_addv (field, &v, 1, stale), EAGAIN);
-  CHECK_FAILS (libc_addv (field, &v, 1, stale), EAGAIN);
-  CHECK_FAILS (rseq_percpu_cmpeqv_storev (field, &v, 5, 6, stale), EAGAIN);
-  CHECK_FAILS (libc_cmpeqv_storev (field, &v, 5, 6, stale), EAGAIN);
+  check_ops_fail (field, &v, 5, stale, EAGAIN);
   CHECK_EQ (v, 5);
   /* A stale CPU is not run there through cpu_opv.  */
   CHECK_EQ (rseq_percpu_fallbacks (), fallbacks);
@@ -92,13 +100,7 @@ check_impossible_cpus (int field, int mode)
 
   CHECK (rseq_percpu_set_fallback (mode) >= 0);
   for (size_t i = 0; i < sizeof impossible / sizeof impossible[0]; i++)
-    {
-      int cpu = impossible[i];
-      CHECK_FAILS (rseq_percpu_addv (field, &v, 1, cpu), EINVAL);
-      CHECK_FAILS (libc_addv (field, &v, 1, cpu), EINVAL);
-      CHECK_FAILS (rseq_percpu_cmpeqv_storev (field, &v, 5, 6, cpu), EINVAL);
-      CHECK_FAILS (libc_cmpeqv_storev (field, &v, 5, 6, cpu), EINVAL);
-    }
+    check_ops_fail (field, &v, 5, impossible[i], EINVAL);
   CHECK_EQ (v, 5);
   CHECK_EQ (rseq_percpu_fallbacks (), fallbacks);
   CHECK_EQ (rseq_percpu_aborts (), aborts);
@@ -126,10 +128,7 @@ check_misaligned (int field, int mode)
   unsigned long fallbacks = rseq_percpu_fallbacks ();
 
   CHECK (rseq_percpu_set_fallback (mode) >= 0);
-  CHECK_FAILS (rseq_percpu_addv (field, v, 1, cpu), EINVAL);
-  CHECK_FAILS (libc_addv (field, v, 1, cpu), EINVAL);
-  CHECK_FAILS (rseq_percpu_cmpeqv_storev (field, v, expect, 6, cpu), EINVAL);
-  CHECK_FAILS (libc_cmpeqv_storev (field, v, expect, 6, cpu), EINVAL);
+  check_ops_fail (field, v, expect, cpu, EINVAL);
   for (size_t i = 0; i < sizeof bytes; i++)
     CHECK_EQ (bytes[i], 0x5a);
   CHECK_EQ (rseq_percpu_fallbacks (), fallbacks);

@@ -9,6 +9,7 @@
 # BIN holds the drivers (out/bin), WORK is an empty scratch directory,
 # ABIS the host ABIs whose glibc is built ("x86_64 i386").
 bin=$(cd "$1" && pwd) work=$2 abis=$3
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work" && cd "$work" || exit 1
 
 status= output=
@@ -85,63 +86,6 @@ done
 # libelf (its own dependency libz.so.1 needs -rpath-link), OpenSSL through
 # pkg-config (a multiarch opensslconf.h), and each runs with the patched
 # libc.
-cat > zlib-use.c <<'EOF'
-#include <zlib.h>
-#include <stdio.h>
-#include <string.h>
-int
-main (void)
-{
-  const char *text = "per-CPU per-CPU per-CPU per-CPU";
-  unsigned char packed[128], back[128];
-  uLongf plen = sizeof packed, blen = sizeof back;
-  if (compress (packed, &plen, (const Bytef *) text, strlen (text) + 1) != Z_OK
-      || uncompress (back, &blen, packed, plen) != Z_OK
-      || strcmp ((const char *) back, text) != 0)
-    return 1;
-  puts ("zlib round trip");
-  return 0;
-}
-EOF
-cat > libelf-use.c <<'EOF'
-#include <libelf.h>
-#include <stdio.h>
-int
-main (void)
-{
-  if (elf_version (EV_CURRENT) == EV_NONE)
-    return 1;
-  puts ("libelf ready");
-  return 0;
-}
-EOF
-cat > openssl-use.c <<'EOF'
-#include <openssl/evp.h>
-#include <stdio.h>
-int
-main (void)
-{
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len;
-  if (!EVP_Digest ("abc", 3, md, &len, EVP_sha256 (), NULL) || len != 32
-      || md[0] != 0xba || md[31] != 0xad)
-    return 1;
-  puts ("sha256 ok");
-  return 0;
-}
-EOF
-cat > ubsan-use.c <<'EOF'
-#include <limits.h>
-#include <stdio.h>
-int
-main (int argc, char **argv)
-{
-  int x = INT_MAX;
-  x += argc;
-  printf ("%d\n", x);
-  return 0;
-}
-EOF
 # link_and_run WHAT HEADER SOURCE WANT CFLAGS...: build with rseq-gcc,
 # run, expect WANT; UNSUPPORTED without HEADER.
 link_and_run() {
@@ -151,32 +95,32 @@ link_and_run() {
     echo "UNSUPPORTED: $what: no $header (install its Debian -dev package)"
     return
   fi
-  run "$bin/rseq-gcc" -O2 -Wall "$src" -o "${src%.c}" "$@"
+  run "$bin/rseq-gcc" -O2 -Wall "$here/$src" -o "${src%.c}" "$@"
   if [ "$status" != 0 ]; then fail "$what" "rseq-gcc failed"; return; fi
   run "./${src%.c}"
   expect "$what" 0 "$want"
 }
 link_and_run "rseq-gcc builds a zlib program (zlib.h, -lz)" /usr/include/zlib.h \
-  zlib-use.c "zlib round trip" -lz
+  uses-zlib.c "zlib round trip" -lz
 link_and_run "rseq-gcc links libelf, whose own libz is found (-rpath-link)" /usr/include/libelf.h \
-  libelf-use.c "libelf ready" -lelf
+  uses-libelf.c "libelf ready" -lelf
 if command -v pkg-config >/dev/null && pkg-config --exists libcrypto; then
   # The flags are word lists on purpose.
   # shellcheck disable=SC2046
   link_and_run "rseq-gcc with pkg-config's flags for OpenSSL" /usr/include/openssl/evp.h \
-    openssl-use.c "sha256 ok" $(pkg-config --cflags --libs libcrypto)
+    uses-openssl.c "sha256 ok" $(pkg-config --cflags --libs libcrypto)
 else
   echo "UNSUPPORTED: rseq-gcc with pkg-config's flags for OpenSSL: no pkg-config or libcrypto.pc"
 fi
-if [ -x zlib-use ] && ldd ./zlib-use | grep -q 'libc\.so\.6 => .*sysroot'; then
+if [ -x uses-zlib ] && ldd ./uses-zlib | grep -q 'libc\.so\.6 => .*sysroot'; then
   pass "the zlib program runs on the patched libc"
 else
-  output=$(ldd ./zlib-use 2>&1) status=
+  output=$(ldd ./uses-zlib 2>&1) status=
   fail "the zlib program runs on the patched libc" "ldd shows another libc.so.6"
 fi
 for abi in $abis; do
   flag=; [ "$abi" = i386 ] && flag=-m32
-  run "$bin/rseq-gcc" $flag -O0 -fsanitize=undefined ubsan-use.c -o "ubsan-$abi"
+  run "$bin/rseq-gcc" $flag -O0 -fsanitize=undefined "$here/ubsan-overflow.c" -o "ubsan-$abi"
   if [ "$status" != 0 ]; then
     fail "$abi: rseq-gcc -fsanitize=undefined links C" "rseq-gcc failed"
     continue
