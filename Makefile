@@ -87,7 +87,10 @@ series-check: deps
 	@build-scripts/prepare-glibc.sh
 	@build-scripts/glibc-series.sh check
 
-install: toolchain
+# PREFIX is checked before anything is built.
+install:
+	@build-scripts/install.sh --check "$(PREFIX)"
+	@$(MAKE) --no-print-directory toolchain
 	@build-scripts/install.sh "$(PREFIX)"
 
 clean:
