@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import sys
 
 import rseq
 
@@ -54,3 +55,19 @@ def test_info_command_rejects_unknown_options():
     r = _run("--bogus")
     assert r.returncode == 2
     assert "usage: python3 -m rseq" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_children_run_under_the_patched_glibc_through_rseq_python():
+    """docs/python.md: sys.executable's children run under the system
+    glibc; RSEQ_PYTHON (set by rseq-python) starts them under ours."""
+    probe = "import rseq; print(rseq.info()['patched_glibc'])"
+    launcher = os.environ.get("RSEQ_PYTHON")
+    assert launcher and os.path.basename(launcher) == "rseq-python", \
+        "rseq-python did not set RSEQ_PYTHON"
+    ours = subprocess.run([launcher, "-c", probe], capture_output=True,
+                          text=True, timeout=60)
+    theirs = subprocess.run([sys.executable, "-c", probe],
+                            env=dict(os.environ, PYTHONPATH=PACKAGE_PARENT),
+                            capture_output=True, text=True, timeout=60)
+    assert ours.stdout.strip() == "True", ours.stderr
+    assert theirs.stdout.strip() == "False", theirs.stderr
