@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
+#include <thread_pointer.h>
 #include <unistd.h>
 
 /* Number of threads reading their mm_cid at the same time.  */
@@ -55,24 +56,6 @@ static int mm_cid_bound;
 
 static pthread_barrier_t barrier;
 
-/* The thread pointer, from which __rseq_offset counts.  GCC does not
-   expand __builtin_thread_pointer on powerpc.  */
-static inline char *
-thread_pointer (void)
-{
-#if defined __powerpc64__
-  char *tp;
-  __asm__ ("mr %0, 13" : "=r" (tp));
-  return tp;
-#elif defined __powerpc__
-  char *tp;
-  __asm__ ("mr %0, 2" : "=r" (tp));
-  return tp;
-#else
-  return __builtin_thread_pointer ();
-#endif
-}
-
 /* The rseq area of the calling thread, or a null pointer if glibc did
    not register one.  */
 static struct rseq *
@@ -80,7 +63,7 @@ expected_area (void)
 {
   if (__rseq_size == 0)
     return NULL;
-  return (struct rseq *) (thread_pointer () + __rseq_offset);
+  return (struct rseq *) ((char *) __thread_pointer () + __rseq_offset);
 }
 
 static void

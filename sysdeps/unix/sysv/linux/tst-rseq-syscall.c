@@ -36,6 +36,7 @@
 #include <support/xthread.h>
 #include <sys/rseq-syscall.h>
 #include <sys/rseq.h>
+#include <thread_pointer.h>
 
 /* A flag the kernel does not know.  */
 #define INVALID_FLAG (1 << 30)
@@ -65,29 +66,11 @@
 static struct rseq own_area __attribute__ ((aligned (32)));
 static struct rseq other_area __attribute__ ((aligned (32)));
 
-/* The thread pointer, from which __rseq_offset counts.  GCC does not
-   expand __builtin_thread_pointer on powerpc.  */
-static inline char *
-thread_pointer (void)
-{
-#if defined __powerpc64__
-  char *tp;
-  __asm__ ("mr %0, 13" : "=r" (tp));
-  return tp;
-#elif defined __powerpc__
-  char *tp;
-  __asm__ ("mr %0, 2" : "=r" (tp));
-  return tp;
-#else
-  return __builtin_thread_pointer ();
-#endif
-}
-
 /* The area glibc registered for the calling thread.  */
 static struct rseq *
 glibc_area (void)
 {
-  return (struct rseq *) (thread_pointer () + __rseq_offset);
+  return (struct rseq *) ((char *) __thread_pointer () + __rseq_offset);
 }
 
 /* The length glibc registers: the active feature size, and at least the

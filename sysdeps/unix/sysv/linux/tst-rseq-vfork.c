@@ -36,6 +36,7 @@
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <thread_pointer.h>
 #include <unistd.h>
 
 /* The ports whose vfork and clone mark their children (see
@@ -59,36 +60,18 @@
 /* Number of children of each kind.  */
 #define ROUNDS 20
 
-/* The thread pointer, from which __rseq_offset counts.  GCC does not
-   expand __builtin_thread_pointer on powerpc.  */
-static inline char *
-thread_pointer (void)
-{
-#if defined __powerpc64__
-  char *tp;
-  __asm__ ("mr %0, 13" : "=r" (tp));
-  return tp;
-#elif defined __powerpc__
-  char *tp;
-  __asm__ ("mr %0, 2" : "=r" (tp));
-  return tp;
-#else
-  return __builtin_thread_pointer ();
-#endif
-}
-
 /* The calling thread's rseq area.  */
 static inline volatile struct rseq *
 rseq_area (void)
 {
-  return (volatile struct rseq *) (thread_pointer () + __rseq_offset);
+  return (volatile struct rseq *) ((char *) __thread_pointer () + __rseq_offset);
 }
 
 /* glibc's vfork word of the area the calling thread runs on.  */
 static inline unsigned int
 vfork_word (void)
 {
-  return *(volatile uint32_t *) (thread_pointer () + __rseq_offset
+  return *(volatile uint32_t *) ((char *) __thread_pointer () + __rseq_offset
 				 + VFORK_WORD_OFFSET);
 }
 
