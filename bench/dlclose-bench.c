@@ -1,7 +1,8 @@
-/* What dlclose's clearing of rseq_cs (glibc patch 0020) costs, against
-   the alternative it was chosen over: clearing rseq_cs after every
-   commit.  Built twice from this file: with -DBENCH_LIB -shared -fPIC
-   as the library, and as the program:
+/* What dlclose's clearing of rseq_cs costs (the glibc patch "elf: Clear
+   rseq_cs pointing into an object before dlclose"), against the
+   alternative it was chosen over: clearing rseq_cs after every commit.
+   Built twice from this file: with -DBENCH_LIB -shared -fPIC as the
+   library, and as the program:
 
      dlclose-bench LIBRARY ROUNDS
 

@@ -15,7 +15,7 @@
                                  survive (so that enforce's SIGSEGV comes
                                  from the write); for LEN 64 the kernel
                                  must offer the time slice extension
-     linux7-smoke old-mark       glibc's vfork mark before patch 0021, done
+     linux7-smoke old-mark       glibc's vfork mark before the series' vfork patch, done
                                  by hand on glibc's own registration: the
                                  vfork child stores -2 in cpu_id, the
                                  parent copies cpu_id_start back when it

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cpu-opv-trace: the cpu_opv:cpu_opv tracepoint (kernel patch 0010).
+ * cpu-opv-trace: the cpu_opv:cpu_opv tracepoint (the kernel patch
+ * "cpu_opv: add a tracepoint").
  *
  * Enables only that event in tracefs, makes cpu_opv calls whose outcome
  * is known, disables it, makes one more call, and reads the trace back.
