@@ -46,6 +46,23 @@ alloc_slots (int field, int *nr_slots)
   return slots;
 }
 
+/* What every structure's init and destroy do with its header (FIELD,
+   NR_SLOTS, SLOTS): one zeroed, aligned slot per configured CPU.  */
+static int
+slots_init (int field, int *field_out, int *nr_slots, struct percpu_slot **slots)
+{
+  *field_out = field;
+  *slots = alloc_slots (field, nr_slots);
+  return *slots == NULL ? -1 : 0;
+}
+
+static void
+slots_free (struct percpu_slot **slots)
+{
+  free (*slots);
+  *slots = NULL;
+}
+
 /* The CPU to run the next sequence on, or -1 with errno set.  */
 static int
 current_slot (int field, int nr_slots)
@@ -70,16 +87,13 @@ current_slot (int field, int nr_slots)
 int
 percpu_counter_init (struct percpu_counter *c, int field)
 {
-  c->field = field;
-  c->slots = alloc_slots (field, &c->nr_slots);
-  return c->slots == NULL ? -1 : 0;
+  return slots_init (field, &c->field, &c->nr_slots, &c->slots);
 }
 
 void
 percpu_counter_destroy (struct percpu_counter *c)
 {
-  free (c->slots);
-  c->slots = NULL;
+  slots_free (&c->slots);
 }
 
 int
@@ -108,16 +122,13 @@ percpu_counter_sum (const struct percpu_counter *c)
 int
 percpu_lock_init (struct percpu_lock *l, int field)
 {
-  l->field = field;
-  l->slots = alloc_slots (field, &l->nr_slots);
-  return l->slots == NULL ? -1 : 0;
+  return slots_init (field, &l->field, &l->nr_slots, &l->slots);
 }
 
 void
 percpu_lock_destroy (struct percpu_lock *l)
 {
-  free (l->slots);
-  l->slots = NULL;
+  slots_free (&l->slots);
 }
 
 int
@@ -154,16 +165,13 @@ percpu_lock_release (struct percpu_lock *l, int cpu)
 int
 percpu_list_init (struct percpu_list *l, int field)
 {
-  l->field = field;
-  l->heads = alloc_slots (field, &l->nr_slots);
-  return l->heads == NULL ? -1 : 0;
+  return slots_init (field, &l->field, &l->nr_slots, &l->heads);
 }
 
 void
 percpu_list_destroy (struct percpu_list *l)
 {
-  free (l->heads);
-  l->heads = NULL;
+  slots_free (&l->heads);
 }
 
 int
@@ -228,11 +236,9 @@ percpu_buffer_init (struct percpu_buffer *b, int field, size_t capacity,
       errno = EINVAL;
       return -1;
     }
-  b->field = field;
   b->capacity = capacity;
   b->record_size = record_size;
-  b->slots = alloc_slots (field, &b->nr_slots);
-  if (b->slots == NULL)
+  if (slots_init (field, &b->field, &b->nr_slots, &b->slots) != 0)
     return -1;
   for (int i = 0; i < b->nr_slots; i++)
     {
@@ -254,8 +260,7 @@ percpu_buffer_destroy (struct percpu_buffer *b)
     return;
   for (int i = 0; i < b->nr_slots; i++)
     free (b->slots[i].array);
-  free (b->slots);
-  b->slots = NULL;
+  slots_free (&b->slots);
 }
 
 /* Reject the pointer calls on a record buffer and vice versa.  */
