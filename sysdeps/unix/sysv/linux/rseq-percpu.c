@@ -28,6 +28,14 @@
 #include <sys/rseq-percpu.h>
 #include <sys/sysinfo.h>
 
+/* The functions call each other inside libc without the PLT.  */
+libc_hidden_proto (rseq_percpu_current_cpu)
+libc_hidden_proto (__rseq_percpu_cpu_changed)
+#define HIDDEN_PROTO(name, params, args, section, section_args, vector,	\
+		     release)						\
+  libc_hidden_proto (rseq_percpu_##name)
+__RSEQ_PERCPU_OPERATIONS (HIDDEN_PROTO)
+
 /* Per-thread fallback mode, and counts of aborted attempts and of the
    cpu_opv system calls made by the fallback.  */
 static __thread int fallback_mode;
@@ -96,6 +104,7 @@ __rseq_percpu_cpu_changed (int field, int cpu)
     set_errno_not_current (cpu);
   return -1;
 }
+libc_hidden_def (__rseq_percpu_cpu_changed)
 
 #ifdef __RSEQ_PERCPU_ARCH
 
@@ -107,6 +116,7 @@ rseq_percpu_current_cpu (int field)
     __set_errno (valid_field (field) ? ENOSYS : EINVAL);
   return cpu;
 }
+libc_hidden_def (rseq_percpu_current_cpu)
 strong_alias (rseq_percpu_current_cpu, __rseq_percpu_current_cpu_slow)
 
 static bool
@@ -205,6 +215,7 @@ fallback_result (int ret)
   {									\
     RSEQ_PERCPU_OP (__rseq_percpu_try_##name args, vector);		\
   }									\
+  libc_hidden_def (rseq_percpu_##name)					\
 									\
   int									\
   __rseq_percpu_##name##_slow params					\
@@ -229,6 +240,7 @@ rseq_percpu_current_cpu (int field)
   __set_errno (valid_field (field) ? ENOSYS : EINVAL);
   return -1;
 }
+libc_hidden_def (rseq_percpu_current_cpu)
 strong_alias (rseq_percpu_current_cpu, __rseq_percpu_current_cpu_slow)
 
 # define DEFINE_WITHOUT_SECTIONS(name, params, args, section,		\
@@ -238,6 +250,7 @@ strong_alias (rseq_percpu_current_cpu, __rseq_percpu_current_cpu_slow)
   {									\
     return rseq_percpu_current_cpu (__field);				\
   }									\
+  libc_hidden_def (rseq_percpu_##name)					\
   strong_alias (rseq_percpu_##name, __rseq_percpu_##name##_slow)
 __RSEQ_PERCPU_OPERATIONS (DEFINE_WITHOUT_SECTIONS)
 #endif /* !__RSEQ_PERCPU_ARCH */

@@ -27,8 +27,11 @@
 #include <support/support.h>
 #include <support/xmemstream.h>
 
+/* Each test of the cache uses some of these helpers; the rest must not
+   trip -Werror=unused-function.  */
+
 /* What malloc_info prints.  */
-static char *
+static __attribute_maybe_unused__ char *
 percpu_malloc_info (void)
 {
   struct xmemstream out;
@@ -40,7 +43,7 @@ percpu_malloc_info (void)
 
 /* The line of malloc_info that starts with START (for example
    "<percpu " or "<cache index=\"3\" "), or NULL.  */
-static char *
+static __attribute_maybe_unused__ char *
 percpu_info_line (const char *start)
 {
   char *info = percpu_malloc_info ();
@@ -53,14 +56,14 @@ percpu_info_line (const char *start)
 }
 
 /* The malloc_info element of the per-CPU cache, or NULL.  */
-static char *
+static __attribute_maybe_unused__ char *
 percpu_info (void)
 {
   return percpu_info_line ("<percpu ");
 }
 
 /* The value of attribute ATTR in LINE, a line of malloc_info.  */
-static size_t
+static __attribute_maybe_unused__ size_t
 percpu_attr (const char *line, const char *attr)
 {
   char *key = xasprintf (" %s=\"", attr);
@@ -73,7 +76,7 @@ percpu_attr (const char *line, const char *attr)
 }
 
 /* Whether attribute ATTR of LINE is the string VALUE.  */
-static bool
+static __attribute_maybe_unused__ bool
 percpu_attr_is (const char *line, const char *attr, const char *value)
 {
   char *expected = xasprintf (" %s=\"%s\"", attr, value);
@@ -84,7 +87,7 @@ percpu_attr_is (const char *line, const char *attr, const char *value)
 
 /* Attribute ATTR of the cache element of cache INDEX, 0 if malloc_info
    has no element for it (a cache with no chunks and no statistics).  */
-static size_t
+static __attribute_maybe_unused__ size_t
 percpu_cache_attr (unsigned int index, const char *attr)
 {
   char *start = xasprintf ("<cache index=\"%u\" ", index);
@@ -96,7 +99,7 @@ percpu_cache_attr (unsigned int index, const char *attr)
 }
 
 /* The sum of attribute ATTR over the cache elements of malloc_info.  */
-static size_t
+static __attribute_maybe_unused__ size_t
 percpu_cache_sum (const char *attr)
 {
   char *info = percpu_malloc_info ();
@@ -112,7 +115,7 @@ percpu_cache_sum (const char *attr)
 }
 
 /* The chunks held in the per-CPU and transfer caches.  */
-static size_t
+static __attribute_maybe_unused__ size_t
 percpu_cached_chunks (void)
 {
   char *info = percpu_info ();
@@ -124,7 +127,7 @@ percpu_cached_chunks (void)
 
 /* Free chunks that the thread cache has no room for, which sets up the
    caches; exit as unsupported if the system cannot run them.  */
-static void
+static __attribute_maybe_unused__ void
 percpu_start (void)
 {
   enum { n = 100 };
