@@ -3,6 +3,8 @@
    -Wnonnull diagnostic (headers.exp compiles this with -Werror=nonnull
    and expects a diagnostic on every line with the marker comment),
    inline (-O2) and as a libc call (-O0).  */
+/* rseq-test: host-only: compiled only, by headers.exp, which expects
+   its -Wnonnull diagnostics (it has no main) */
 #include <stddef.h>
 #include <sys/rseq-percpu.h>
 

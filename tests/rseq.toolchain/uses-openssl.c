@@ -1,5 +1,7 @@
 /* A program using Debian's OpenSSL with pkg-config's flags (a
    multiarch opensslconf.h): the SHA-256 of "abc" (drivers-cli.sh).  */
+/* rseq-test: host-only: built by drivers-cli.sh with the host's
+   OpenSSL; the cross sysroots have no Debian libraries */
 #include <openssl/evp.h>
 #include <stdio.h>
 int

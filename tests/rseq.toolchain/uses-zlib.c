@@ -1,5 +1,7 @@
 /* A program using Debian's zlib (zlib.h, -lz) through rseq-gcc: a
    compress and uncompress round trip (drivers-cli.sh).  */
+/* rseq-test: host-only: built by drivers-cli.sh with the host's zlib;
+   the cross sysroots have no Debian libraries */
 #include <zlib.h>
 #include <stdio.h>
 #include <string.h>
