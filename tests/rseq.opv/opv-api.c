@@ -192,8 +192,10 @@ test_fallback_modes (void)
 
   /* A CPU that is not the thread's (the caller migrated after reading
      it, or never ran there) is refused with EAGAIN, so that the caller
-     reads its CPU again, rather than run there by cpu_opv; the helpers
-     of <sys/cpu_opv.h> still target any allowed CPU.  */
+     reads its CPU again, rather than run there by cpu_opv; a CPU no
+     thread can have (not below get_nprocs_conf) with EINVAL, since
+     reading the CPU again could never give it; the helpers of
+     <sys/cpu_opv.h> still target any allowed CPU.  */
   cpu_set_t all, here;
   CHECK (sched_getaffinity (0, sizeof all, &all) == 0);
   int cpu = my_cpu ();
@@ -203,7 +205,7 @@ test_fallback_modes (void)
   int other = cpu == 0 ? 1 : 0;
   before = rseq_percpu_fallbacks ();
   CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, other), EAGAIN);
-  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 100000), EAGAIN);
+  CHECK_ERRNO (addv (RSEQ_PERCPU_INDEX_CPU_ID, &v, 1, 100000), EINVAL);
   CHECK_EQ (v, 100);
   CHECK_EQ (rseq_percpu_fallbacks (), before);
   /* cpu_opv itself accepts only CPUs of the affinity mask.  */
