@@ -43,7 +43,7 @@ void percpu_inject_refill (void);
 # else
 #  error "PERCPU_INJECT: no delay loop for this architecture"
 # endif
-# define RSEQ_PERCPU_INJECT_INPUT
+# define __RSEQ_PERCPU_INJECT_INPUT
 #endif
 
 #include <sys/rseq-percpu.h>

@@ -1,6 +1,6 @@
 /* Delay loop of the PERCPU_INJECT stress hooks for aarch64 (see
    percpu.h): counts in a register no critical section uses.  */
-#define RSEQ_PERCPU_INJECT_ASM(n)					\
+#define __RSEQ_PERCPU_INJECT_ASM(n)					\
   "adrp x12, " PERCPU_INJECT_SLOT (n) "\n\t"				\
   "ldr w12, [x12, #:lo12:" PERCPU_INJECT_SLOT (n) "]\n\t"		\
   "cbz w12, 7f\n"							\
@@ -8,4 +8,4 @@
   "subs w12, w12, #1\n\t"						\
   "b.ne 6b\n"								\
   "7:\n\t"
-#define RSEQ_PERCPU_INJECT_CLOBBER , "x12"
+#define __RSEQ_PERCPU_INJECT_CLOBBER , "x12"

@@ -1,7 +1,7 @@
 /* Delay loop of the PERCPU_INJECT stress hooks for powerpc64 (see
    percpu.h): counts in a register no critical section uses.  The TOC
    pointer r2 is valid: the function reads globals itself.  */
-#define RSEQ_PERCPU_INJECT_ASM(n)					\
+#define __RSEQ_PERCPU_INJECT_ASM(n)					\
   "addis %%r20, %%r2, (" PERCPU_INJECT_SLOT (n) ")@toc@ha\n\t"		\
   "lwz %%r20, (" PERCPU_INJECT_SLOT (n) ")@toc@l(%%r20)\n\t"		\
   "cmpwi %%cr6, %%r20, 0\n\t"						\
@@ -11,4 +11,4 @@
   "cmpwi %%cr6, %%r20, 0\n\t"						\
   "bne %%cr6, 6b\n"							\
   "7:\n\t"
-#define RSEQ_PERCPU_INJECT_CLOBBER , "r20", "cr6"
+#define __RSEQ_PERCPU_INJECT_CLOBBER , "r20", "cr6"

@@ -33,6 +33,7 @@
    The same again by mm_cid (RSEQ_PERCPU_INDEX_MM_CID) where the kernel
    provides it; those operations never fall back.  */
 
+#include <array_length.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -735,7 +736,7 @@ test_field (int field, bool have_cpu_opv)
 {
   const struct ops *flavours[] = { inline_flavour, libc_flavour };
 
-  for (int i = 0; i < 2; i++)
+  for (size_t i = 0; i < array_length (flavours); i++)
     {
       const struct ops *ops = flavours[i];
       test_compare_store (ops, field);

@@ -69,7 +69,7 @@
    like are operand names, EXIT is the name of a C label, and START,
    COMMIT and the other capitals are numeric local labels, which the
    primitives receive as arguments.  Every section uses the labels
-   below; code injected through RSEQ_PERCPU_INJECT_ASM may use 6 and 7.  */
+   below; code injected through __RSEQ_PERCPU_INJECT_ASM may use 6 and 7.  */
 
 #define __RSEQ_STR1(x) #x
 #define __RSEQ_STR(x) __RSEQ_STR1 (x)
@@ -127,7 +127,7 @@
 			   __RSEQ_L_COMMIT, __RSEQ_L_ABORT)		\
   __RSEQ_ASM_STORE_RSEQ_CS (__RSEQ_L_TABLE, __RSEQ_L_ANCHOR)		\
   __RSEQ_STR (__RSEQ_L_START) ":\n\t"					\
-  RSEQ_PERCPU_INJECT_ASM (1)						\
+  __RSEQ_PERCPU_INJECT_ASM (1)						\
   __RSEQ_ASM_CMP_CPU_ID (__rseq_cpu_changed)				\
   __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START, __rseq_cpu_changed)
 
@@ -169,11 +169,11 @@ __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 {
   __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
-			     RSEQ_PERCPU_INJECT_ASM (2)
+			     __RSEQ_PERCPU_INJECT_ASM (2)
 			     __RSEQ_ASM_OP_CMPEQ (v, expect, __rseq_cmpfail)
 			     __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START,
 							   __rseq_cmpfail)
-			     RSEQ_PERCPU_INJECT_ASM (3)
+			     __RSEQ_PERCPU_INJECT_ASM (3)
 			     __RSEQ_ASM_COMMIT (
 			       __RSEQ_ASM_OP_FINAL_STORE (newv, v))
 			     __RSEQ_ASM_END
@@ -182,9 +182,9 @@ __rseq_percpu_cmpeqv_storev (struct rseq *__area, int __off, intptr_t *__v,
 			       __RSEQ_ASM_VAR (v, __v),
 			       __RSEQ_ASM_VAL (expect, __expect),
 			       __RSEQ_ASM_VAL (newv, __newv)
-			       RSEQ_PERCPU_INJECT_INPUT
+			       __RSEQ_PERCPU_INJECT_INPUT
 			     : __RSEQ_ASM_CLOBBERS
-			       RSEQ_PERCPU_INJECT_CLOBBER
+			       __RSEQ_PERCPU_INJECT_CLOBBER
 			     : __rseq_abort, __rseq_cmpfail,
 			       __rseq_cpu_changed);
   __RSEQ_PERCPU_RESULTS;
@@ -198,7 +198,7 @@ __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 {
   __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
-			     RSEQ_PERCPU_INJECT_ASM (2)
+			     __RSEQ_PERCPU_INJECT_ASM (2)
 			     __RSEQ_ASM_COMMIT (
 			       __RSEQ_ASM_OP_FINAL_ADD (count, v))
 			     __RSEQ_ASM_END
@@ -206,9 +206,9 @@ __rseq_percpu_addv (struct rseq *__area, int __off, intptr_t *__v,
 			     : __RSEQ_ASM_AREA_INPUTS (__area, __off, __cpu),
 			       __RSEQ_ASM_VAR (v, __v),
 			       __RSEQ_ASM_VAL (count, __count)
-			       RSEQ_PERCPU_INJECT_INPUT
+			       __RSEQ_PERCPU_INJECT_INPUT
 			     : __RSEQ_ASM_CLOBBERS
-			       RSEQ_PERCPU_INJECT_CLOBBER
+			       __RSEQ_PERCPU_INJECT_CLOBBER
 			     : __rseq_abort, __rseq_cpu_changed);
   return 0;
  __rseq_abort:
@@ -227,11 +227,11 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
   __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
 			     __RSEQ_ASM_OP_R_LOAD (v)
-			     RSEQ_PERCPU_INJECT_ASM (2)
+			     __RSEQ_PERCPU_INJECT_ASM (2)
 			     __RSEQ_ASM_OP_R_CMPEQ (expectnot, __rseq_cmpfail)
 			     __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START,
 							   __rseq_cmpfail)
-			     RSEQ_PERCPU_INJECT_ASM (3)
+			     __RSEQ_PERCPU_INJECT_ASM (3)
 			     __RSEQ_ASM_OP_R_STORE (load)
 			     __RSEQ_ASM_OP_R_LOAD_OFF (voffp)
 			     __RSEQ_ASM_COMMIT (
@@ -243,9 +243,9 @@ __rseq_percpu_cmpnev_storeoffp_load (struct rseq *__area, int __off,
 			       __RSEQ_ASM_VAL (expectnot, __expectnot),
 			       __RSEQ_ASM_OFF (voffp, __voffp),
 			       __RSEQ_ASM_VAR (load, __load)
-			       RSEQ_PERCPU_INJECT_INPUT
+			       __RSEQ_PERCPU_INJECT_INPUT
 			     : __RSEQ_ASM_CLOBBERS
-			       RSEQ_PERCPU_INJECT_CLOBBER
+			       __RSEQ_PERCPU_INJECT_CLOBBER
 			     : __rseq_abort, __rseq_cmpfail,
 			       __rseq_cpu_changed);
   __RSEQ_PERCPU_RESULTS;
@@ -260,13 +260,13 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 {
   __RSEQ_ASM_SIZE_HINT;
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN
-			     RSEQ_PERCPU_INJECT_ASM (2)
+			     __RSEQ_PERCPU_INJECT_ASM (2)
 			     __RSEQ_ASM_OP_CMPEQ (v, expect, __rseq_cmpfail)
 			     __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START,
 							   __rseq_cmpfail)
-			     RSEQ_PERCPU_INJECT_ASM (3)
+			     __RSEQ_PERCPU_INJECT_ASM (3)
 			     __RSEQ_ASM_OP_CMPEQ (v2, expect2, __rseq_cmpfail)
-			     RSEQ_PERCPU_INJECT_ASM (4)
+			     __RSEQ_PERCPU_INJECT_ASM (4)
 			     __RSEQ_ASM_COMMIT (
 			       __RSEQ_ASM_OP_FINAL_STORE (newv, v))
 			     __RSEQ_ASM_END
@@ -277,9 +277,9 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 			       __RSEQ_ASM_VAR (v2, __v2),
 			       __RSEQ_ASM_VAL (expect2, __expect2),
 			       __RSEQ_ASM_VAL (newv, __newv)
-			       RSEQ_PERCPU_INJECT_INPUT
+			       __RSEQ_PERCPU_INJECT_INPUT
 			     : __RSEQ_ASM_CLOBBERS
-			       RSEQ_PERCPU_INJECT_CLOBBER
+			       __RSEQ_PERCPU_INJECT_CLOBBER
 			     : __rseq_abort, __rseq_cmpfail,
 			       __rseq_cpu_changed);
   __RSEQ_PERCPU_RESULTS;
@@ -290,13 +290,13 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
    plain and the _release pair.  */
 #define __RSEQ_PERCPU_TRYSTOREV_STOREV(final_store)			\
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN				\
-			     RSEQ_PERCPU_INJECT_ASM (2)			\
+			     __RSEQ_PERCPU_INJECT_ASM (2)			\
 			     __RSEQ_ASM_OP_CMPEQ (v, expect, __rseq_cmpfail) \
 			     __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START, \
 							   __rseq_cmpfail) \
-			     RSEQ_PERCPU_INJECT_ASM (3)			\
+			     __RSEQ_PERCPU_INJECT_ASM (3)			\
 			     __RSEQ_ASM_OP_STORE (newv2, v2)		\
-			     RSEQ_PERCPU_INJECT_ASM (4)			\
+			     __RSEQ_PERCPU_INJECT_ASM (4)			\
 			     __RSEQ_ASM_COMMIT (final_store (newv, v))	\
 			     __RSEQ_ASM_END				\
 			     : /* No outputs.  */			\
@@ -306,9 +306,9 @@ __rseq_percpu_cmpeqv_cmpeqv_storev (struct rseq *__area, int __off,
 			       __RSEQ_ASM_VAR (v2, __v2),		\
 			       __RSEQ_ASM_VAL (newv2, __newv2),		\
 			       __RSEQ_ASM_VAL (newv, __newv)		\
-			       RSEQ_PERCPU_INJECT_INPUT			\
+			       __RSEQ_PERCPU_INJECT_INPUT			\
 			     : __RSEQ_ASM_CLOBBERS			\
-			       RSEQ_PERCPU_INJECT_CLOBBER		\
+			       __RSEQ_PERCPU_INJECT_CLOBBER		\
 			     : __rseq_abort, __rseq_cmpfail,		\
 			       __rseq_cpu_changed)
 
@@ -330,15 +330,15 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 /* if (*V == EXPECT) { memcpy (DST, SRC, LEN); *V = NEWV; }  */
 #define __RSEQ_PERCPU_TRYMEMCPY_STOREV(final_store)			\
   __asm__ __volatile__ goto (__RSEQ_ASM_BEGIN				\
-			     RSEQ_PERCPU_INJECT_ASM (2)			\
+			     __RSEQ_PERCPU_INJECT_ASM (2)			\
 			     __RSEQ_ASM_OP_CMPEQ (v, expect, __rseq_cmpfail) \
 			     __RSEQ_ASM_DEFINE_EXIT_POINT (__RSEQ_L_START, \
 							   __rseq_cmpfail) \
-			     RSEQ_PERCPU_INJECT_ASM (3)			\
+			     __RSEQ_PERCPU_INJECT_ASM (3)			\
 			     __RSEQ_ASM_OP_MEMCPY (dst, src, len,	\
 						   __RSEQ_L_LOOP,	\
 						   __RSEQ_L_DONE)	\
-			     RSEQ_PERCPU_INJECT_ASM (4)			\
+			     __RSEQ_PERCPU_INJECT_ASM (4)			\
 			     __RSEQ_ASM_COMMIT (final_store (newv, v))	\
 			     __RSEQ_ASM_END				\
 			     : /* No outputs.  */			\
@@ -347,10 +347,10 @@ __rseq_percpu_cmpeqv_trystorev_storev (struct rseq *__area, int __off,
 			       __RSEQ_ASM_VAL (expect, __expect),	\
 			       __RSEQ_ASM_MEMCPY_INPUTS (__dst, __src, __len), \
 			       __RSEQ_ASM_VAL (newv, __newv)		\
-			       RSEQ_PERCPU_INJECT_INPUT			\
+			       __RSEQ_PERCPU_INJECT_INPUT			\
 			     : __RSEQ_ASM_CLOBBERS			\
 			       __RSEQ_ASM_MEMCPY_CLOBBERS		\
-			       RSEQ_PERCPU_INJECT_CLOBBER		\
+			       __RSEQ_PERCPU_INJECT_CLOBBER		\
 			     : __rseq_abort, __rseq_cmpfail,		\
 			       __rseq_cpu_changed)
 

@@ -167,14 +167,14 @@ __RSEQ_PERCPU_OPERATIONS (__RSEQ_PERCPU_DECLARE)
 
 __END_DECLS
 
-/* Hooks for tests that inject delays at numbered points inside the
-   critical sections (see the generic bits/rseq-percpu.h).  Define all
-   three before including this header; the operations must then be
-   inlined (compile with optimization) for the hooks to take effect.  */
-#ifndef RSEQ_PERCPU_INJECT_ASM
-# define RSEQ_PERCPU_INJECT_ASM(n)
-# define RSEQ_PERCPU_INJECT_INPUT
-# define RSEQ_PERCPU_INJECT_CLOBBER
+/* Not an interface: stress tests inject delays at numbered points
+   inside the inline critical sections (see <bits/rseq-percpu-ops.h>)
+   by defining all three before including this header.  The names are
+   reserved, so that no program defines them by accident.  */
+#ifndef __RSEQ_PERCPU_INJECT_ASM
+# define __RSEQ_PERCPU_INJECT_ASM(n)
+# define __RSEQ_PERCPU_INJECT_INPUT
+# define __RSEQ_PERCPU_INJECT_CLOBBER
 #endif
 
 /* What the single attempts below return when the CPU check at the
