@@ -7,6 +7,7 @@
 #
 # Benchmarks:
 #   bench/malloc-xfree.c           cross-thread frees, Mblocks/s and VmHWM
+#   bench/malloc-larson.c          server-style: blocks move between threads
 #   glibc's bench-malloc-thread    (the benchtests of pristine glibc, out/glibc-pristine)
 #   glibc's bench-malloc-simple
 # Every glibc column runs the same binaries (built with the system gcc)
@@ -24,6 +25,8 @@
 # Environment (smaller values make a smoke run):
 #   MALLOC_BENCH_XFREE_THREADS    malloc-xfree's thread counts (even)   "2 8 64"
 #   MALLOC_BENCH_XFREE_BLOCKS     blocks per malloc-xfree run           5000000
+#   MALLOC_BENCH_LARSON_THREADS   malloc-larson's thread counts         "2 8 64"
+#   MALLOC_BENCH_LARSON_OPS       replacements per malloc-larson run    20000000
 #   MALLOC_BENCH_THREAD_THREADS   bench-malloc-thread's thread counts   "1 2 8 64 256"
 #   MALLOC_BENCH_THREAD_SECONDS   its run length (glibc's is 10)        2
 #   MALLOC_BENCH_SIMPLE_SIZES     bench-malloc-simple's block sizes     "16 256 4096"
@@ -32,6 +35,8 @@
 rounds=${1:-3}
 xfree_threads=${MALLOC_BENCH_XFREE_THREADS:-2 8 64}
 xfree_blocks=${MALLOC_BENCH_XFREE_BLOCKS:-5000000}
+larson_threads=${MALLOC_BENCH_LARSON_THREADS:-2 8 64}
+larson_ops=${MALLOC_BENCH_LARSON_OPS:-20000000}
 thread_threads=${MALLOC_BENCH_THREAD_THREADS:-1 2 8 64 256}
 thread_seconds=${MALLOC_BENCH_THREAD_SECONDS:-2}
 simple_sizes=${MALLOC_BENCH_SIMPLE_SIZES:-16 256 4096}
@@ -50,6 +55,8 @@ for t in $xfree_threads; do
   [ $((t % 2)) = 0 ] || die "MALLOC_BENCH_XFREE_THREADS: $t is odd (half the threads malloc, half free)"
 done
 number MALLOC_BENCH_XFREE_BLOCKS "$xfree_blocks"
+numbers MALLOC_BENCH_LARSON_THREADS "$larson_threads"
+number MALLOC_BENCH_LARSON_OPS "$larson_ops"
 numbers MALLOC_BENCH_THREAD_THREADS "$thread_threads"
 number MALLOC_BENCH_THREAD_SECONDS "$thread_seconds"
 numbers MALLOC_BENCH_SIMPLE_SIZES "$simple_sizes"
@@ -77,6 +84,7 @@ sed -E "s/^(#define BENCHMARK_DURATION)[[:space:]]+[0-9]+$/\\1 $thread_seconds/"
 # glibc they run under.  The "stock" suffix is malloc_bench.py's FLAVOUR.
 cc=gcc
 "$cc" -O2 -Wall -pthread -o "$b/malloc-xfree-stock" "$TOP/bench/malloc-xfree.c"
+"$cc" -O2 -Wall -pthread -o "$b/malloc-larson-stock" "$TOP/bench/malloc-larson.c"
 "$cc" -O2 -Wall -shared -fPIC -o "$b/vmhwm-stock.so" "$TOP/bench/vmhwm-preload.c"
 "$cc" -O2 -pthread -I"$TOP/bench/glibc-benchtests" -I"$bt" \
   -o "$b/bench-malloc-thread-stock" "$b/bench-malloc-thread.c" "$bt/json-lib.c" -lm
@@ -145,10 +153,11 @@ done < <(malloc_bench_allocators)
 
 args=()
 for c in "${columns[@]}"; do args+=(--column "$c"); done
-header="Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d); $rounds round(s); malloc-xfree $xfree_blocks blocks, bench-malloc-thread ${thread_seconds} s per run"
+header="Machine: $(nproc) CPUs, $(uname -sr), $(date -u +%Y-%m-%d); $rounds round(s); malloc-xfree $xfree_blocks blocks, malloc-larson $larson_ops replacements, bench-malloc-thread ${thread_seconds} s per run"
 echo
 /usr/bin/python3 "$TOP/bench/malloc_bench.py" --dir "$b" --rounds "$rounds" \
   --xfree-threads "$xfree_threads" --xfree-blocks "$xfree_blocks" \
+  --larson-threads "$larson_threads" --larson-ops "$larson_ops" \
   --thread-threads "$thread_threads" --thread-seconds "$thread_seconds" \
   --simple-sizes "$simple_sizes" --output "$b/results.md" --header "$header" \
   --pair patched/tree-without "${args[@]}"

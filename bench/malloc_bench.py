@@ -8,6 +8,8 @@ the other columns, the ratio to the stock glibc column.
 
 Benchmarks (the binaries are in DIR, built by malloc-bench.sh):
   xfree   malloc-xfree-FLAVOUR THREADS BLOCKS: Mblocks/s, VmHWM
+  larson  malloc-larson-FLAVOUR THREADS OPS: M replacements (free +
+          malloc) per second, VmHWM
   thread  glibc's bench-malloc-thread-FLAVOUR THREADS: malloc+free
           iterations per wall second (all threads), VmHWM
   simple  glibc's bench-malloc-simple-FLAVOUR SIZE: malloc+free pairs
@@ -49,11 +51,18 @@ class Column:
         self.prefix = prefix.split()
 
 
-def parse_kv(text):
+def parse_kv(text, prog):
+    """The key=value pairs of the line PROG prints (bench/malloc-*.c)."""
     for line in text.splitlines():
-        if line.startswith("malloc-xfree "):
+        if line.startswith(prog + " "):
             return dict(kv.split("=", 1) for kv in line.split()[1:])
-    raise ValueError("no 'malloc-xfree ...' line in its output")
+    raise ValueError(f"no '{prog} ...' line in its output")
+
+
+# The benchmarks of bench/malloc-*.c, which print their own VmHWM:
+# key: (program, its throughput key=).
+OWN_PROGRAMS = {"xfree": ("malloc-xfree", "mblocks_per_s"),
+                "larson": ("malloc-larson", "mops_per_s")}
 
 
 def glibc_result(text):
@@ -87,8 +96,9 @@ class Runner:
         env = dict(os.environ)
         env.update({k: v for k, v in column.env.items() if k != "LD_PRELOAD"})
         preload = column.env.get("LD_PRELOAD", "").split()
-        if bench == "xfree":
-            cmd = [f"{d}/malloc-xfree-{fl}", str(param), str(a.xfree_blocks)]
+        if bench in OWN_PROGRAMS:
+            amount = a.xfree_blocks if bench == "xfree" else a.larson_ops
+            cmd = [f"{d}/{OWN_PROGRAMS[bench][0]}-{fl}", str(param), str(amount)]
             timeout = 900
         else:
             name = "thread" if bench == "thread" else "simple"
@@ -108,7 +118,7 @@ class Runner:
                          + [f"{k}={v}" for k, v in column.env.items()
                             if k != "LD_PRELOAD"]
                          + ([f"MALLOC_BENCH_VMHWM_FILE={self.hwm_file}"]
-                            if bench != "xfree" else [])
+                            if bench not in OWN_PROGRAMS else [])
                          + cmd)
         t0 = time.monotonic()
         try:
@@ -127,9 +137,10 @@ class Runner:
         try:
             if rc != 0:
                 raise ValueError(f"exit status {rc}: {err.strip()[-300:]}")
-            if bench == "xfree":
-                kv = parse_kv(out)
-                return float(kv["mblocks_per_s"]), int(kv["vmhwm_kb"])
+            if bench in OWN_PROGRAMS:
+                prog_name, key = OWN_PROGRAMS[bench]
+                kv = parse_kv(out, prog_name)
+                return float(kv[key]), int(kv["vmhwm_kb"])
             res = glibc_result(out)
             hwm, wall_ns = read_vmhwm(self.hwm_file, prog)
             if bench == "thread":
@@ -152,6 +163,8 @@ BENCHES = {
     # key: (title, parameter name, throughput unit)
     "xfree": ("cross-thread free (bench/malloc-xfree.c)", "thread(s)",
               "Mblocks/s"),
+    "larson": ("server-style, blocks moving between threads "
+               "(bench/malloc-larson.c)", "thread(s)", "M free+malloc/s"),
     "thread": ("glibc bench-malloc-thread", "thread(s)",
                "M iterations/s (wall)"),
     "simple": ("glibc bench-malloc-simple", "B blocks",
@@ -176,7 +189,8 @@ def plot(path, columns, rows, median):
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    benches = [b for b in ("xfree", "thread") if any(r[0] == b for r in rows)]
+    benches = [b for b in ("xfree", "larson", "thread")
+               if any(r[0] == b for r in rows)]
     if not benches:
         return False
     fig, axes = plt.subplots(2, len(benches), figsize=(6 * len(benches), 8),
@@ -213,6 +227,8 @@ def main():
     ap.add_argument("--rounds", type=int, required=True)
     ap.add_argument("--xfree-threads", required=True)
     ap.add_argument("--xfree-blocks", type=int, required=True)
+    ap.add_argument("--larson-threads", required=True)
+    ap.add_argument("--larson-ops", type=int, required=True)
     ap.add_argument("--thread-threads", required=True)
     ap.add_argument("--thread-seconds", type=int, required=True)
     ap.add_argument("--simple-sizes", required=True)
@@ -231,6 +247,7 @@ def main():
         pairs.append([by_key[k] for k in keys])
     ref = columns[0]
     rows = ([("xfree", int(t)) for t in a.xfree_threads.split()]
+            + [("larson", int(t)) for t in a.larson_threads.split()]
             + [("thread", int(t)) for t in a.thread_threads.split()]
             + [("simple", int(s)) for s in a.simple_sizes.split()])
     live = [c for c in columns if not c.na]
