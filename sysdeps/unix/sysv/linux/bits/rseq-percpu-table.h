@@ -38,7 +38,8 @@
 		  __release argument.
    <sys/rseq-percpu.h> declares the operations and their libc
    continuations, defines the single attempts (__rseq_percpu_try_NAME)
-   and the inline versions from it; libc defines the out-of-line ones.  */
+   and the inline versions from it; libc defines the functions and the
+   continuations.  */
 #define __RSEQ_PERCPU_OPERATIONS(OP)					\
   /* If *V == EXPECT, store NEWV into *V.  */				\
   OP (cmpeqv_storev,							\
