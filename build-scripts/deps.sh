@@ -41,6 +41,16 @@ HOST=(
   # toolchain tests that build with zlib, libelf and OpenSSL).
   "zlib1g-dev:/usr/include/zlib.h"
   "pkg-config:/usr/bin/pkg-config"
+  # Debian's file, which make check builds with rseq-gcc from its source
+  # (tests/rseq.toolchain/real-projects.sh), links zlib, libbz2 and liblzma.
+  "libbz2-dev:/usr/include/bzlib.h"
+  "liblzma-dev:/usr/include/lzma.h"
+  # Real programs under the per-CPU malloc cache (rseq.malloc's
+  # real_programs.py, bench/real-programs-bench.sh): xz (above), zstd,
+  # git, and Debian's own tests of python3's threading.
+  "zstd:/usr/bin/zstd"
+  "git:/usr/bin/git"
+  "libpython3.11-testsuite:/usr/lib/python3.11/test/test_threading.py"
   # The cpu_opv test kernel (kernel-patches/) and its VM; its source,
   # Debian 13's linux-source-6.12, comes through fetch-linux-source.sh.
   "bc:/usr/bin/bc"
