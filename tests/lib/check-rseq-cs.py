@@ -28,6 +28,7 @@ problems"; exits 1 if there was a problem, 77 if a tool is missing.
 
 import argparse
 import bisect
+import importlib.util
 import os
 import re
 import shutil
@@ -54,8 +55,6 @@ FAILURE_SECTION = "__rseq_failure"
 MIN_ALIGN = {CS_SECTION: 32, PTR_SECTION: 8, EXIT_SECTION: 8, FAILURE_SECTION: 4}
 DATA_SECTIONS = (CS_SECTION, PTR_SECTION, EXIT_SECTION)
 
-Section = namedtuple("Section", "index name type flags addr offset size link info align entsize")
-Symbol = namedtuple("Symbol", "name value size type shndx")
 Insn = namedtuple("Insn", "addr size mnemonic operands reloc")
 
 
@@ -69,49 +68,32 @@ class ToolMissing(Exception):
 
 # ---------------------------------------------------------------- ELF
 
-class Elf:
-    """The parts of an ELF file the check needs, parsed with struct."""
+def load_elf_reader():
+    """The project's ELF reader, bindings/python/rseq/trace/_elffile.py,
+    loaded by its path (the rseq package needs its compiled modules)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "bindings", "python", "rseq", "trace", "_elffile.py")
+    spec = importlib.util.spec_from_file_location("rseq_elffile", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+elf_reader = load_elf_reader()
+
+
+class Elf(elf_reader.ElfFile):
+    """What the check needs of an ELF file: the reader's structures, and
+    the addresses of sections and symbols in a relocatable object too."""
 
     def __init__(self, data):
-        if data[:4] != b"\x7fELF":
-            raise Problem("not an ELF file or ar archive")
-        self.data = data
-        self.is64 = data[4] == 2
-        self.endian = "<" if data[5] == 1 else ">"
-        fmt = "HHIQQQIHHHHHH" if self.is64 else "HHIIIIIHHHHHH"
-        hdr = self.unpack(fmt, 16)
-        self.type, self.machine = hdr[0], hdr[1]
-        shoff, shentsize, shnum, shstrndx = hdr[5], hdr[10], hdr[11], hdr[12]
-        self.sections = self._read_sections(shoff, shentsize, shnum, shstrndx)
-        self.relocatable = self.type == ET_REL
-        self.base = self._layout()
-        self.symbols = self._read_symbols()
-
-    def unpack(self, fmt, offset):
-        fmt = self.endian + fmt
-        if offset < 0 or offset + struct.calcsize(fmt) > len(self.data):
-            raise Problem("truncated ELF file")
-        return struct.unpack_from(fmt, self.data, offset)
-
-    def _read_sections(self, shoff, shentsize, shnum, shstrndx):
-        fmt = "IIQQQQIIQQ" if self.is64 else "IIIIIIIIII"
-        raw = [self.unpack(fmt, shoff + i * shentsize) for i in range(shnum)]
-        strtab = raw[shstrndx] if shstrndx < len(raw) else None
-        sections = []
-        for i, r in enumerate(raw):
-            name = self.cstring(strtab[4], r[0]) if strtab else ""
-            sections.append(Section(i, name, r[1], r[2], r[3], r[4], r[5],
-                                    r[6], r[7], r[8], r[9]))
-        return sections
-
-    def cstring(self, offset, index):
-        end = self.data.find(b"\0", offset + index)
-        return self.data[offset + index:end].decode("latin-1")
-
-    def content(self, sec):
-        if sec.type == SHT_NOBITS:
-            return b""
-        return self.data[sec.offset:sec.offset + sec.size]
+        try:
+            super().__init__(data)
+            self.relocatable = self.type == ET_REL
+            self.base = self._layout()
+            self.symbols = self.symbol_tables
+        except elf_reader.ElfError as e:
+            raise Problem(str(e)) from None
 
     def _layout(self):
         """Each section's address: sh_addr once linked; in a relocatable
@@ -128,27 +110,6 @@ class Elf:
                 addr += s.size + 256
         return base
 
-    def _read_symbols(self):
-        symbols = []
-        for sec in self.sections:
-            if sec.type in (2, 11):  # SHT_SYMTAB, SHT_DYNSYM
-                symbols.append(self._symtab(sec))
-        return symbols
-
-    def _symtab(self, sec):
-        fmt, size = ("IBBHQQ", 24) if self.is64 else ("IIIBBH", 16)
-        strtab = self.sections[sec.link]
-        result = []
-        for i in range(sec.size // size):
-            r = self.unpack(fmt, sec.offset + i * size)
-            if self.is64:
-                name, info, shndx, value, sz = r[0], r[1], r[3], r[4], r[5]
-            else:
-                name, value, sz, info, shndx = r[0], r[1], r[2], r[3], r[5]
-            result.append(Symbol(self.cstring(strtab.offset, name), value, sz,
-                                 info & 0xf, shndx))
-        return result, sec
-
     def symbol_address(self, sym):
         """The address of SYM, or None when it is undefined here."""
         if sym.shndx == SHN_UNDEF:
@@ -160,9 +121,6 @@ class Elf:
         if self.relocatable:
             return self.base.get(sym.shndx, 0) + sym.value
         return sym.value
-
-    def named(self, name):
-        return [s for s in self.sections if s.name == name]
 
     def section_at(self, addr, flag=SHF_ALLOC):
         for s in self.sections:

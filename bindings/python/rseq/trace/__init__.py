@@ -19,10 +19,10 @@ attribution work, on any machine, including one that only has the
 trace files of an experiment run elsewhere.
 
 The package is split by concern: _parse (the trace's text), _tracefs
-(Tracer and tracefs control), _elf (the ELF reader), _sections (critical
-sections of a process), _attribution and _tables; every public name is
-importable from rseq.trace itself, as before the split.  Its modules
-import nothing outside this package, so it can also be loaded on its
+(Tracer and tracefs control), _elf and _elffile (the ELF reader),
+_sections (critical sections of a process), _attribution and _tables;
+every public name is importable from rseq.trace itself, as before the
+split.  Its modules import nothing outside this package, so it can also be loaded on its
 own (tests/python/test_trace.py does)."""
 
 from ._attribution import (CAUSES, Abort, Attribution, Vector, attribute,
