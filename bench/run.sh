@@ -35,6 +35,13 @@ echo
 # minutes; the table also goes to out/bench/malloc/results.md.
 "$TOP/bench/malloc-bench.sh"
 
+# Real programs (Debian's xz, zstd, git and python3's threading tests)
+# with the cache off and on, and under the system glibc: its own 3
+# rounds, about 5 minutes; the table also goes to
+# out/bench/real-programs/results.md.
+echo
+"$TOP/bench/real-programs-bench.sh"
+
 # cpu_opv against rseq, in the test VM (the host kernel has no cpu_opv).
 "$OUT/bin/rseq-gcc" -O2 -Wall -o "$b/cpu-opv-bench" "$TOP/bench/cpu-opv-bench.c"
 echo
