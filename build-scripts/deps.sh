@@ -41,6 +41,10 @@ HOST=(
   # toolchain tests that build with zlib, libelf and OpenSSL).
   "zlib1g-dev:/usr/include/zlib.h"
   "pkg-config:/usr/bin/pkg-config"
+  # The man pages: their checks render them (tests/rseq.toolchain/
+  # user-docs.sh) and read them installed (install-check.sh).
+  "groff-base:/usr/bin/groff"
+  "man-db:/usr/bin/man"
   # Debian's file, which make check builds with rseq-gcc from its source
   # (tests/rseq.toolchain/real-projects.sh), links zlib, libbz2 and liblzma.
   "libbz2-dev:/usr/include/bzlib.h"

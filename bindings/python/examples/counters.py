@@ -3,7 +3,11 @@ mutex-protected counter, across thread counts; each thread runs a C loop
 (add_many) with the GIL released.  Prints a table and plots ns per add
 against the thread count (log2 axis).
 
-    out/bin/rseq-python bindings/python/examples/counters.py [OUT.png] [ADDS_PER_THREAD]
+    rseq-python counters.py [OUT.png] [ADDS_PER_THREAD]
+
+with out/bin/rseq-python and bindings/python/examples/counters.py in the
+build tree, or after make install PREFIX/bin/rseq-python and
+PREFIX/share/rseq-toolchain/experiments/counters.py.
 """
 
 import argparse

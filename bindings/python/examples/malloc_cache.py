@@ -1,12 +1,21 @@
 """What malloc's per-CPU cache (glibc.malloc.percpu) does over time: runs
-the cross-thread free benchmark (bench/malloc-xfree.c, built with
-out/bin/rseq-gcc) under the patched glibc with the cache on, samples
-malloc_info every few milliseconds, and plots per cache (CPU or mm_cid)
-the chunks it holds and its refills, flushes, drains and misses per
-second.  malloc_trim runs every TRIM samples, so drains show up.
+the cross-thread free benchmark (malloc-xfree.c, built with rseq-gcc)
+under the patched glibc with the cache on, samples malloc_info every few
+milliseconds, and plots per cache (CPU or mm_cid) the chunks it holds
+and its refills, flushes, drains and misses per second.  malloc_trim
+runs every TRIM samples, so drains show up.
 
-    out/bin/rseq-python bindings/python/examples/malloc_cache.py \\
-        [OUT.png] [THREADS] [BLOCKS] [--mode mm_cid|cpu_id] [--trim N]
+    rseq-python malloc_cache.py [OUT.png] [THREADS] [BLOCKS] \\
+        [--mode mm_cid|cpu_id] [--trim N] [--paths]
+
+In the build tree that is out/bin/rseq-python
+bindings/python/examples/malloc_cache.py (it takes bench/malloc-xfree.c
+and out/bin/rseq-gcc, and writes out/experiments/malloc-cache.png by
+default); after make install, PREFIX/bin/rseq-python
+PREFIX/share/rseq-toolchain/experiments/malloc_cache.py (malloc-xfree.c
+beside it, PREFIX/bin/rseq-gcc, malloc-cache.png in the current
+directory).  A copy elsewhere finds rseq-gcc beside the rseq-python
+that runs it (RSEQ_PYTHON).  --paths prints what it would use and exits.
 
 Hits (pops and pushes that the cache served) are not counted: each would
 cost a second restartable sequence on malloc's fast path.  What a cache
@@ -22,26 +31,75 @@ import subprocess
 import sys
 import tempfile
 
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The build tree's top (HERE is bindings/python/examples) or, for an
+# installed copy, PREFIX (HERE is share/rseq-toolchain/experiments).
 TOP = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+IN_BUILD_TREE = os.path.isfile(os.path.join(TOP, "bench", "malloc-xfree.c"))
 EVENTS = ("refills", "flushes", "drains", "misses")
 CACHE_RE = re.compile(r'<cache index="(\d+)"([^>]*)/>')
 ATTR_RE = re.compile(r'(\w+)="(\d+)"')
 
 
+def find_compiler():
+    """The rseq-gcc of the tree this copy belongs to (PREFIX/bin when
+    installed, out/bin in the build tree), else the one beside the
+    rseq-python running it (which exports RSEQ_PYTHON); None if none."""
+    candidates = [os.path.join(TOP, "bin", "rseq-gcc"),
+                  os.path.join(TOP, "out", "bin", "rseq-gcc")]
+    launcher = os.environ.get("RSEQ_PYTHON")
+    if launcher:
+        candidates.append(os.path.join(os.path.dirname(launcher), "rseq-gcc"))
+    for cc in candidates:
+        if os.path.isfile(cc) and os.access(cc, os.X_OK):
+            return os.path.normpath(cc)
+    return None
+
+
+def find_workload():
+    """malloc-xfree.c: installed beside this script, or in the build
+    tree's bench/; None if neither."""
+    for src in (os.path.join(HERE, "malloc-xfree.c"),
+                os.path.join(TOP, "bench", "malloc-xfree.c")):
+        if os.path.isfile(src):
+            return os.path.normpath(src)
+    return None
+
+
 def build_workload(outdir):
-    """bench/malloc-xfree.c against the patched glibc."""
-    cc = os.path.join(TOP, "out", "bin", "rseq-gcc")
-    if not os.access(cc, os.X_OK):
-        sys.exit(f"malloc_cache.py: {cc} not found: run make first")
+    """malloc-xfree.c against the patched glibc."""
+    cc, src = find_compiler(), find_workload()
+    if cc is None:
+        sys.exit("malloc_cache.py: no rseq-gcc: run make first, or run this"
+                 " script with the rseq-python of an installed toolchain")
+    if src is None:
+        sys.exit(f"malloc_cache.py: no malloc-xfree.c beside {HERE}")
     exe = os.path.join(outdir, "malloc-xfree")
-    subprocess.run([cc, "-O2", "-pthread", "-o", exe,
-                    os.path.join(TOP, "bench", "malloc-xfree.c")], check=True)
+    subprocess.run([cc, "-O2", "-pthread", "-o", exe, src], check=True)
     return exe
+
+
+def default_output():
+    """out/experiments/ in the build tree; the current directory else."""
+    if IN_BUILD_TREE:
+        return os.path.join(TOP, "out", "experiments", "malloc-cache.png")
+    return "malloc-cache.png"
+
+
+def print_paths():
+    """--paths: what a run would use; 1 if something is missing."""
+    cc, src = find_compiler(), find_workload()
+    print(f"rseq-gcc: {cc or 'not found'}")
+    print(f"workload: {src or 'not found'}")
+    return 0 if cc and src else 1
+
+
+def pyplot():
+    """matplotlib, loaded only to plot, so that --paths runs without it."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def parse_samples(text):
@@ -80,6 +138,7 @@ def style(index):
 
 
 def plot(samples, path, title):
+    plt = pyplot()
     caches = sorted({i for _, c in samples for i in c})
     fig, axes = plt.subplots(len(EVENTS) + 1, 1, figsize=(9, 12), sharex=True)
     ax = axes[0]
@@ -113,15 +172,18 @@ def print_table(samples):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", nargs="?", default=os.path.join(
-        TOP, "out", "experiments", "malloc-cache.png"))
+    ap.add_argument("out", nargs="?", default=default_output())
     ap.add_argument("threads", nargs="?", type=int, default=8)
     ap.add_argument("blocks", nargs="?", type=int, default=4000000)
     ap.add_argument("--mode", choices=("mm_cid", "cpu_id"), default="mm_cid")
     ap.add_argument("--trim", type=int, default=25,
                     help="malloc_trim every N samples (0: never)")
     ap.add_argument("--interval-ms", type=int, default=10)
+    ap.add_argument("--paths", action="store_true",
+                    help="print the rseq-gcc and workload to use, and exit")
     a = ap.parse_args()
+    if a.paths:
+        return print_paths()
     if a.threads < 2 or a.threads % 2:
         ap.error("THREADS must be even and at least 2")
     if a.blocks < 1 or a.interval_ms < 1 or a.trim < 0:

@@ -5,7 +5,11 @@ CPU migrations, CPUs seen, mm_cid changes, mm_cids seen per thread) and
 draws one row per thread, coloured by CPU in the upper panel and by
 mm_cid in the lower one.
 
-    out/bin/rseq-python bindings/python/examples/migration_timeline.py [OUT.png] [THREADS] [SECONDS]
+    rseq-python migration_timeline.py [OUT.png] [THREADS] [SECONDS]
+
+with out/bin/rseq-python and bindings/python/examples/migration_timeline.py
+in the build tree, or after make install PREFIX/bin/rseq-python and
+PREFIX/share/rseq-toolchain/experiments/migration_timeline.py.
 """
 
 import argparse
