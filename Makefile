@@ -24,15 +24,14 @@ OUT   := $(CURDIR)/out
 BIN   := $(OUT)/bin
 export OUT
 
-# The cross ABIs and their VMs, from the ABI table.
-# (\043 is "#": make would take it for a comment.)
-abi_column = $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$2 == "$(2)" { print $$$(1) }' build-scripts/abis | awk '!seen[$$0]++')
-CROSS_ABIS := $(call abi_column,1,cross)
-CROSS_VMS  := $(call abi_column,9,cross)
+# The cross ABIs and their VMs, from the ABI table (its reader,
+# build-scripts/bin/rseq-abi).
+CROSS_ABIS := $(shell build-scripts/bin/rseq-abi names cross)
+CROSS_VMS  := $(shell build-scripts/bin/rseq-abi column vm cross)
 # The ABIs the build machine runs itself, in table order: its own (the
-# native ABI, native_abi in build-scripts/common.sh) and its multilib
-# flavours (here x86_64 and i386).
-HOST_ABIS  := $(call abi_column,1,host)
+# native ABI, rseq-abi native) and its multilib flavours (here x86_64
+# and i386).
+HOST_ABIS  := $(shell build-scripts/bin/rseq-abi names host)
 # The VMs whose kernels build with the host's compiler (build-scripts/vms,
 # no cross prefix; here x86_64, the native cpu_opv VM, and x86_64-linux7,
 # stock Linux 7).
@@ -57,7 +56,7 @@ toolchain: glibc
 	@mkdir -p $(BIN)
 	@install -m 755 build-scripts/bin/rseq-gcc build-scripts/bin/rseq-g++ \
 	  build-scripts/bin/rseq-clang build-scripts/bin/rseq-run \
-	  build-scripts/bin/rseq-python $(BIN)/
+	  build-scripts/bin/rseq-python build-scripts/bin/rseq-abi $(BIN)/
 	@install -m 644 build-scripts/abis $(OUT)/abis
 	@build-scripts/build-python.sh
 

@@ -194,10 +194,11 @@ unpack_linux_deb() {
 # all or those of one set (host or cross); abi_field ABI COLUMN prints
 # one column ("-" reads as empty).
 ABI_TABLE=$TOP/build-scripts/abis
-ABI_COLUMNS=(abi set triple cc sysroot ldso libdir elf vm)
+# Its one reader (also the drivers', rseq-run's, make's and the tests').
+RSEQ_ABI=$TOP/build-scripts/bin/rseq-abi
 
 abi_names() {
-  awk -v set="${1:-}" '!/^[[:space:]]*(#|$)/ && (set == "" || $2 == set) { print $1 }' "$ABI_TABLE"
+  "$RSEQ_ABI" names "$@"
 }
 
 # table_field TABLE KIND ROW COLUMN COLUMNS...: one column of a row of a
@@ -219,32 +220,22 @@ table_field() {
 }
 
 abi_field() {
-  table_field "$ABI_TABLE" ABI "$1" "$2" "${ABI_COLUMNS[@]}"
+  local value
+  value=$("$RSEQ_ABI" field "$1" "$2") || exit 1
+  echo "$value"
 }
 
 # The build machine's own ABI, from the table rather than by name: the
 # one whose triple is what the machine's gcc targets (gcc -dumpmachine),
 # or without gcc (deps.sh before it is installed) the one named like the
-# machine or whose triple starts with its CPU (uname -m).  Its glibc
-# builds without --build, in out/glibc-build (glibc_build_dir); the other
-# host ABIs are its multilib flavours (i386 with gcc -m32 on x86_64).
+# machine or whose triple starts with its CPU (uname -m); rseq-abi
+# native.  Its glibc builds without --build, in out/glibc-build
+# (glibc_build_dir); the other host ABIs are its multilib flavours (i386
+# with gcc -m32 on x86_64).
 native_abi() {
-  local machine cpu abi triple fallback=
-  machine=$(gcc -dumpmachine 2>/dev/null) || machine=
-  cpu=$(uname -m)
-  for abi in $(abi_names); do
-    triple=$(abi_field "$abi" triple)
-    if [ -n "$machine" ] && [ "$triple" = "$machine" ]; then
-      echo "$abi"
-      return
-    fi
-    if [ -z "$fallback" ] && { [ "$abi" = "$cpu" ] || [ "${triple%%-*}" = "$cpu" ]; }; then
-      fallback=$abi
-    fi
-  done
-  [ -n "$fallback" ] ||
-    die "no ABI of build-scripts/abis is this machine's own (gcc -dumpmachine: ${machine:-none}, uname -m: $cpu)"
-  echo "$fallback"
+  local abi
+  abi=$("$RSEQ_ABI" native) || exit 1
+  echo "$abi"
 }
 
 # The build tree of ABI's glibc: out/glibc-build-ABI, out/glibc-build for

@@ -16,7 +16,7 @@ root=${bindir%/*}
 # The drivers the links point to, for a BINDIR that has none yet.
 install_drivers() {
   local tool
-  for tool in rseq-gcc rseq-g++ rseq-clang rseq-run; do
+  for tool in rseq-gcc rseq-g++ rseq-clang rseq-run rseq-abi; do
     install -m 755 "$TOP/build-scripts/bin/$tool" "$bindir/"
   done
   install -m 644 "$ABI_TABLE" "$root/abis"

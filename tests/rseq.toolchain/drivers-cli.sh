@@ -73,7 +73,7 @@ expect "RSEQ_CC naming a missing compiler: one clear error" 1 \
 
 # The patched glibc's headers come before the system's.
 for abi in $abis; do
-  flag=; [ "$abi" = i386 ] && flag=-m32
+  flag=--rseq-abi=$abi
   run sh -c "echo '#include <sys/rseq.h>' | '$bin/rseq-gcc' $flag -E -x c - | grep -m1 '/sys/rseq.h\"'"
   if [ "$status" = 0 ] && [[ $output == *sysroot*/usr/include/sys/rseq.h* ]]; then
     pass "$abi: <sys/rseq.h> is the patched glibc's, not the system's"
@@ -119,6 +119,7 @@ else
   fail "the zlib program runs on the patched libc" "ldd shows another libc.so.6"
 fi
 for abi in $abis; do
+  # -m32 as users write it (the other checks name the ABI).
   flag=; [ "$abi" = i386 ] && flag=-m32
   run "$bin/rseq-gcc" $flag -O0 -fsanitize=undefined "$here/ubsan-overflow.c" -o "ubsan-$abi"
   if [ "$status" != 0 ]; then
@@ -129,3 +130,31 @@ for abi in $abis; do
   expect "$abi: rseq-gcc -fsanitize=undefined links C and reports the overflow" 0 \
     "*runtime error: signed integer overflow*"
 done
+
+# --- rseq-abi, the ABI table's reader, and --rseq-abi -----------------
+run "$bin/rseq-abi" names host
+expect "rseq-abi names host lists the host ABIs in table order" 0 "${abis// /$'\n'}"
+run "$bin/rseq-abi" field i386 ldso
+expect "rseq-abi field i386 ldso reads one column" 0 "lib/ld-linux.so.2"
+run "$bin/rseq-abi" native
+expect "rseq-abi native is the machine's own ABI, the first host ABI here" 0 "${abis%% *}"
+run "$bin/rseq-abi" field no-such-abi cc
+expect "rseq-abi: an unknown ABI is one error naming the known ones" 1 \
+  "rseq-abi: unknown ABI 'no-such-abi' (known: x86_64 i386 *)"
+run "$bin/rseq-abi" field i386 no-such-column
+expect "rseq-abi: an unknown column is one error naming the columns" 1 \
+  "rseq-abi: no column 'no-such-column' (columns: abi set triple *)"
+run "$bin/rseq-abi" elf "$here/drivers-cli.sh"
+expect "rseq-abi elf on a script: not an ELF file" 1 "rseq-abi: *: not an ELF file"
+run "$bin/rseq-abi" --help
+expect "rseq-abi --help describes every command" 0 "rseq-abi: the one reader*names*field*elf FILE*"
+for abi in $abis; do
+  run "$bin/rseq-gcc" --rseq-abi="$abi" -O2 empty.c -o "abi-$abi"
+  [ "$status" = 0 ] || { fail "rseq-gcc --rseq-abi=$abi builds" "exit $status"; continue; }
+  run "$bin/rseq-abi" elf "abi-$abi"
+  expect "rseq-gcc --rseq-abi=$abi builds an $abi program (rseq-abi elf)" 0 "$abi"
+done
+run "$bin/rseq-gcc" --rseq-abi=i386 -m64 empty.c -o abi-both
+expect "rseq-gcc refuses --rseq-abi beside -m32/-m64" 1 "*--rseq-abi=i386 and -m64: name the ABI one way*"
+run "$bin/rseq-gcc" --rseq-abi=no-such-abi empty.c -o abi-none
+expect "rseq-gcc --rseq-abi with an unknown ABI: rseq-abi's error" 1 "*unknown ABI 'no-such-abi'*"

@@ -33,6 +33,7 @@ import glob
 import os
 import re
 import shlex
+import subprocess
 import sys
 
 MAX_README_LINES = 200
@@ -141,6 +142,14 @@ class Checker:
                 targets.update(m.group(1).split())
         return targets
 
+    def rseq_abi(self, *args):
+        """The answer of the ABI table's reader, build-scripts/bin/rseq-abi,
+        as a list of lines."""
+        reader = os.path.join(self.root, "build-scripts", "bin", "rseq-abi")
+        out = subprocess.run([reader, *args], capture_output=True, text=True,
+                             check=True).stdout
+        return out.split()
+
     def cross_driver_names(self):
         names = set()
         abis = os.path.join(self.root, "build-scripts", "abis")
@@ -156,13 +165,10 @@ class Checker:
             loop = re.search(r"for tool in ([^;]*);", m.group(1))
             if loop and "$triple-$tool" in m.group(1):
                 tools = loop.group(1).split()
-        with open(abis) as f:
-            for line in f:
-                fields = line.split()
-                if len(fields) >= 3 and not fields[0].startswith("#") \
-                        and fields[1] == "cross":
-                    for tool in tools:
-                        names.add(f"{fields[2]}-{tool}")
+        for abi in self.rseq_abi("names", "cross"):
+            triple = self.rseq_abi("field", abi, "triple")[0]
+            for tool in tools:
+                names.add(f"{triple}-{tool}")
         return names
 
     # -- 1: commands ----------------------------------------------------
