@@ -39,6 +39,9 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_NAME "malloc-larson"
+#include "malloc-bench-util.h"
+
 #define SLOTS 1000
 #define GENERATIONS 8
 #define MIN_SIZE 24	/* The tag and its check byte.  */
@@ -77,33 +80,6 @@ struct lineage
 
 static pthread_barrier_t start_barrier;
 static sem_t lineages_done;
-
-static void
-die (const char *fmt, const char *arg)
-{
-  fprintf (stderr, "malloc-larson: ");
-  fprintf (stderr, fmt, arg);
-  fputc ('\n', stderr);
-  exit (2);
-}
-
-static void
-check (int err, const char *what)
-{
-  if (err != 0)
-    {
-      fprintf (stderr, "malloc-larson: %s: %s\n", what, strerror (err));
-      exit (2);
-    }
-}
-
-static double
-now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t
 next_random (struct lineage *l)
@@ -202,37 +178,6 @@ generation (void *closure)
   return NULL;
 }
 
-static uint64_t
-parse_count (const char *name, const char *s, uint64_t min, uint64_t max)
-{
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull (s, &end, 10);
-  if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v < min
-      || v > max)
-    {
-      fprintf (stderr, "malloc-larson: %s must be an integer from %" PRIu64
-               " to %" PRIu64 ", not '%s'\n", name, min, max, s);
-      exit (2);
-    }
-  return v;
-}
-
-static long
-vmhwm_kb (void)
-{
-  FILE *f = fopen ("/proc/self/status", "r");
-  char line[256];
-  long kb = -1;
-  if (f == NULL)
-    return -1;
-  while (fgets (line, sizeof line, f) != NULL)
-    if (sscanf (line, "VmHWM: %ld", &kb) == 1)
-      break;
-  fclose (f);
-  return kb;
-}
-
 /* Sum the lineages' accounts, free what is left and report; returns
    the exit status.  */
 static int
@@ -274,9 +219,9 @@ main (int argc, char **argv)
 {
   if (argc != 3)
     die ("%s", "usage: malloc-larson THREADS OPS");
-  unsigned int threads = parse_count ("THREADS", argv[1], 1, MAX_THREADS);
+  unsigned int threads = parse_count (argv[1], "THREADS", 1, MAX_THREADS);
   uint64_t per_generation
-    = parse_count ("OPS", argv[2], 1, MAX_OPS) / threads / GENERATIONS;
+    = parse_count (argv[2], "OPS", 1, MAX_OPS) / threads / GENERATIONS;
   if (per_generation == 0)
     die ("OPS must be at least THREADS x %s", "8 (the generations)");
   uint64_t ops = per_generation * threads * GENERATIONS;

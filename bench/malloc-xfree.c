@@ -48,6 +48,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_NAME "malloc-xfree"
+#include "malloc-bench-util.h"
+
 #define BATCH 256
 #define QUEUE_BATCHES 64
 #define MAX_THREADS 4096
@@ -91,25 +94,6 @@ struct worker
 } __attribute__ ((aligned (64)));
 
 static pthread_barrier_t start_barrier;
-
-static void
-die (const char *fmt, const char *arg)
-{
-  fprintf (stderr, "malloc-xfree: ");
-  fprintf (stderr, fmt, arg);
-  fputc ('\n', stderr);
-  exit (2);
-}
-
-static void
-check (int err, const char *what)
-{
-  if (err != 0)
-    {
-      fprintf (stderr, "malloc-xfree: %s: %s\n", what, strerror (err));
-      exit (2);
-    }
-}
 
 static uint64_t
 mix (uint64_t x)
@@ -187,14 +171,6 @@ queue_get (struct batch *b)
   return 1;
 }
 
-static double
-now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void *
 producer (void *arg)
 {
@@ -262,39 +238,6 @@ consumer (void *arg)
 }
 
 /* A decimal integer in [MIN, MAX], or exit with a message naming WHAT.  */
-static uint64_t
-parse_count (const char *s, const char *what, uint64_t min, uint64_t max)
-{
-  char *end;
-  errno = 0;
-  if (s[0] == '-' || s[0] == '\0')
-    goto bad;
-  unsigned long long v = strtoull (s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < min || v > max)
-    goto bad;
-  return v;
-bad:
-  fprintf (stderr, "malloc-xfree: %s must be an integer from %" PRIu64
-           " to %" PRIu64 ", not '%s'\n", what, min, max, s);
-  exit (2);
-}
-
-static long
-vmhwm_kb (void)
-{
-  char buf[8192];
-  int fd = open ("/proc/self/status", O_RDONLY);
-  if (fd < 0)
-    return -1;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  char *p = strstr (buf, "\nVmHWM:");
-  return p != NULL ? strtol (p + 7, NULL, 10) : -1;
-}
-
 /* The malloc_info sampler (MALLOC_XFREE_SAMPLE).  */
 static struct
 {

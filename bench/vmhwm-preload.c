@@ -38,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "vmhwm.h"
 
 #define VAR "MALLOC_BENCH_VMHWM_FILE"
 
@@ -77,21 +78,8 @@ vmhwm_end (void)
   unsigned long long wall = (end.tv_sec - start.tv_sec) * 1000000000ULL
                             + end.tv_nsec - start.tv_nsec;
 
-  char buf[8192];
-  long hwm = -1;
-  int fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0)
-    {
-      ssize_t n = read (fd, buf, sizeof buf - 1);
-      close (fd);
-      if (n > 0)
-        {
-          buf[n] = '\0';
-          char *p = strstr (buf, "\nVmHWM:");
-          if (p != NULL)
-            hwm = strtol (p + 7, NULL, 10);
-        }
-    }
+  long hwm = vmhwm_kb ();
+  int fd;
 
   char line[512], num[32];
   line[0] = '\0';

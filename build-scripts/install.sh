@@ -102,7 +102,7 @@ installed+=("$share/percpu" "$share/examples")
 # (malloc_cache.py), and its workload beside them.
 mkdir -p "$share/experiments"
 install -m 644 "$TOP"/bindings/python/examples/*.py "$TOP/bench/malloc-xfree.c" \
-  "$share/experiments/"
+  "$TOP/bench/malloc-bench-util.h" "$TOP/bench/vmhwm.h" "$share/experiments/"
 installed+=("$share/experiments")
 
 # Over what an earlier install left, not instead of the directory: DIR

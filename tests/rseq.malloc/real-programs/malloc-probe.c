@@ -47,6 +47,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+/* vmhwm_kb, shared with the benchmarks.  */
+#include "../../../bench/vmhwm.h"
 
 #define VAR "REAL_PROGRAMS_PROBE_FILE"
 
@@ -75,23 +77,6 @@ probe_start (int argc, char **argv)
       snprintf (command + used, sizeof command - used, "%s%s",
 		i > 0 ? " " : "", argv[i]);
     }
-}
-
-/* VmHWM of this process in kB, or -1.  */
-static long
-vmhwm_kb (void)
-{
-  char buf[8192];
-  int fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  char *p = strstr (buf, "\nVmHWM:");
-  return p != NULL ? strtol (p + 7, NULL, 10) : -1;
 }
 
 /* dl_iterate_phdr callback: the name of the loaded libc.so.6.  */
