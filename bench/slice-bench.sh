@@ -26,7 +26,7 @@ fi
 # be a system call, which ends a granted extension.
 "$TOP/build-scripts/run-vm" --vm "$vm" --timeout 1800 --append "tsc=reliable clocksource=tsc" \
   --file "$b/slice-lock" \
-  --file "$TOP/bench/slice-vm.sh" \
-  "slice=sh ./slice-vm.sh $rounds $seconds 5000 50000" > "$b/vm.log" 2>&1 || true
+  --file "$TOP/bench/slice-guest.sh" \
+  "slice=sh ./slice-guest.sh $rounds $seconds 5000 50000" > "$b/vm.log" 2>&1 || true
 grep -q '^PASS: slice' "$b/vm.log" || { echo "(the VM run failed; see out/bench/slice/vm.log)"; exit 1; }
 /usr/bin/python3 "$TOP/bench/slice_bench.py" "$b/vm.log"

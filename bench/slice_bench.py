@@ -1,4 +1,4 @@
-"""The time slice extension's effect, from bench/slice-vm.sh's lines in
+"""The time slice extension's effect, from bench/slice-guest.sh's lines in
 a run-vm log: for each extension length, medians over the rounds of
 examples/slice-lock without and with --slice, their ratios (with /
 without), and the kernel's own slice counters for the runs with it.

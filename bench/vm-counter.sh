@@ -16,8 +16,8 @@ counter_in_vm() {
   "$(abi_driver "$vm")" -O2 -Wall -pthread -I"$TOP/percpu" -o "$dir/percpu-bench" \
     "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
   "$TOP/build-scripts/run-vm" --vm "$vm" --timeout 1800 --file "$dir/percpu-bench" \
-    --file "$TOP/bench/counter-vm.sh" \
-    "counter=sh ./counter-vm.sh $rounds $iterations" > "$dir/vm.log" 2>&1 || true
+    --file "$TOP/bench/counter-guest.sh" \
+    "counter=sh ./counter-guest.sh $rounds $iterations" > "$dir/vm.log" 2>&1 || true
   grep -q '^PASS: counter' "$dir/vm.log" || echo "(the $vm VM run failed; see out/bench/vm-$vm/vm.log)" >&2
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Ratios of the counter benchmark run inside the test VMs.
 Usage: vm_bench.py VM=LOG...
-Each LOG is a run-vm log of bench/counter-vm.sh ("vm| bench METHOD
+Each LOG is a run-vm log of bench/counter-guest.sh ("vm| bench METHOD
 THREADS NS" lines).  Under TCG every instruction is emulated and
 atomics are emulated by the host's, so absolute times mean nothing;
 only ratios between methods of one run are printed."""

@@ -3,10 +3,10 @@
 # /tests, the programs of build-scripts/build-rseq-selftests.sh beside
 # this script).  The kernel's run_*.sh scripts need bash, which the VM
 # lacks; these are their steps, with fewer repetitions for emulation.
-#   selftests-vm.sh param         run_param_test.sh's programs and test
+#   selftests-guest.sh param      run_param_test.sh's programs and test
 #                                 types, without and with loop injection
-#   selftests-vm.sh legacy        run_legacy_check.sh, rseq debug mode off
-#   selftests-vm.sh slice         run_timeslice_test.sh
+#   selftests-guest.sh legacy     run_legacy_check.sh, rseq debug mode off
+#   selftests-guest.sh slice      run_timeslice_test.sh
 # Like the kernel's scripts, param, legacy and slice turn glibc's
 # registration off (glibc.pthread.rseq=0): they register areas of their
 # own.  Exit 77 (with the reason last) when the kernel lacks the feature.
@@ -55,5 +55,5 @@ slice() {
 
 case $1 in
   param|legacy|slice) "$1" ;;
-  *) echo "usage: selftests-vm.sh param|legacy|slice" >&2; exit 2 ;;
+  *) echo "usage: selftests-guest.sh param|legacy|slice" >&2; exit 2 ;;
 esac

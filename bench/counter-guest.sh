@@ -3,7 +3,7 @@
 # interleaved in ROUNDS rounds, 1 thread and one per CPU.  Prints
 #   bench METHOD THREADS NS-PER-OP
 # per run; bench/vm_bench.py turns these into ratios on the host.
-#   counter-vm.sh ROUNDS ITERATIONS
+#   counter-guest.sh ROUNDS ITERATIONS
 set -e
 rounds=$1
 iterations=$2

@@ -7,7 +7,7 @@
 # rseq/stats (CONFIG_RSEQ_STATS), so that grants the program never sees
 # (revoked by the timer before it looks) are counted too.
 # bench/slice_bench.py turns the lines into ratios on the host.
-#   slice-vm.sh ROUNDS SECONDS [NSECS...]
+#   slice-guest.sh ROUNDS SECONDS [NSECS...]
 set -e
 rounds=$1
 seconds=$2
