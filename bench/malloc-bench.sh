@@ -13,8 +13,10 @@
 # Every glibc column runs the same binaries (built with the system gcc)
 # under a glibc build tree made with the same flags (its testrun.sh):
 # stock is pristine glibc (build-glibc.sh --pristine, the reference of
-# the ratios), then the patched glibc with its cache off and with
-# glibc.malloc.percpu=mm_cid, and the series without its malloc cache
+# the ratios), then the patched glibc with its cache off, with
+# glibc.malloc.percpu=mm_cid, and with glibc.malloc.percpu_local=1 as
+# well (the caches then take each thread's own chunks too), and the
+# series without its malloc cache
 # patch (built here, in out/bench/glibc-without-malloc-cache, the first
 # time: about 7 minutes; a second table compares it with the patched
 # tree, the cost of that patch with the cache off).  Then Debian's own
@@ -137,10 +139,13 @@ done
 ldso=$OUT/$(abi_field "$(native_abi)" sysroot)/$(abi_field "$(native_abi)" ldso)
 percpu_na="n/a (not implemented)"
 if "$ldso" --list-tunables 2>/dev/null | grep -q '^glibc\.malloc\.percpu:'; then percpu_na=; fi
+percpu_local_na="n/a (not implemented)"
+if "$ldso" --list-tunables 2>/dev/null | grep -q '^glibc\.malloc\.percpu_local:'; then percpu_local_na=; fi
 columns=(
   "stock|stock glibc $GLIBC_VERSION (pristine, same flags)|stock|||$pristine/testrun.sh"
   "patched|patched, cache off|stock|||$same_flags/testrun.sh"
   "percpu|patched, glibc.malloc.percpu=mm_cid|stock|GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid|$percpu_na|$same_flags/testrun.sh"
+  "percpu-local|patched, mm_cid and percpu_local=1|stock|GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid:glibc.malloc.percpu_local=1|$percpu_local_na|$same_flags/testrun.sh"
   "tree-without|series without the cache patch|stock|||$without/build/testrun.sh"
   "debian|Debian's glibc $(ldd --version | sed -n '1s/.* //p')|stock||"
 )

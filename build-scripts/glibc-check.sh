@@ -1,6 +1,9 @@
 #!/bin/bash
 # make glibc-check: glibc's own tests, patched against pristine.
-#   glibc-check.sh [ABI ...]        (default: the host ABIs of build-scripts/abis)
+#   glibc-check.sh [--summarize] [ABI ...]
+#                                    (default: the host ABIs of build-scripts/abis;
+#                                    --summarize compares the results the last
+#                                    run left, without running the tests)
 # For each ABI, runs glibc's "make check" for the subdirectories the
 # series touches in the patched build tree (out/glibc-build[-ABI]) and in
 # pristine glibc built with the same flags (out/glibc-pristine-build[-ABI]),
@@ -17,6 +20,11 @@
 subdirs=${GLIBC_CHECK_SUBDIRS:-elf nptl misc malloc posix}
 results=$OUT/glibc-check
 mkdir -p "$results"
+run_tests=true
+if [ "${1:-}" = --summarize ]; then
+  run_tests=false
+  shift
+fi
 
 abis=("$@")
 [ $# -gt 0 ] || mapfile -t abis < <(abi_names host)
@@ -26,17 +34,31 @@ for abi in "${abis[@]}"; do
 done
 [[ $subdirs =~ ^[a-z0-9_\ -]+$ ]] || die "GLIBC_CHECK_SUBDIRS: not a list of subdirectories: '$subdirs'"
 
-# Run glibc's tests of $subdirs in build tree $1; its summary goes to $2.
-# "make check" exits non-zero when a test fails; the summary says which.
+# Run glibc's tests of $subdirs in build tree $1.  "make check" exits
+# non-zero when a test fails; the summary says which.
 run_checks() {
-  local build=$1 sum=$2 d
+  local build=$1 d
   log "glibc tests ($subdirs) in ${build#$TOP/} (log: ${build#$TOP/}/check.log)"
+  # A summary make wrote in an earlier run would stand for this one's
+  # where make writes none (see summarize).
+  for d in $subdirs; do rm -f "$build/$d/subdir-tests.sum"; done
+  # Bring the tree up to date first, from the top: a library that make
+  # check relinks from another subdirectory misses its own Makefile's
+  # settings (nptl_db's libthread_db.so then fails -z defs), and the
+  # tests that need it fail or never run.
+  make -C "$build" -j"$JOBS" >"$build/check-build.log" 2>&1 ||
+    die "glibc does not build in ${build#$TOP/} (see ${build#$TOP/}/check-build.log)"
   # cross-compiling=no: every ABI here runs on this machine, but i386's
   # tree is configured as a cross build (its --host is not the build
   # machine's triple), and glibc's make check would then build the
   # tests without running them.
   make -C "$build" -k -j"$JOBS" check subdirs="$subdirs" cross-compiling=no \
     >"$build/check.log" 2>&1 || true
+}
+
+# The results of $subdirs in build tree $1, as RESULT: TEST lines, to $2.
+summarize() {
+  local build=$1 sum=$2 d
   : > "$sum"
   for d in $subdirs; do
     if [ -s "$build/$d/subdir-tests.sum" ]; then
@@ -120,12 +142,18 @@ PY
 
 status=0
 for abi in "${abis[@]}"; do
-  "$TOP/build-scripts/build-glibc.sh" "$abi"
-  "$TOP/build-scripts/build-glibc.sh" "$abi" --pristine
+  if $run_tests; then
+    "$TOP/build-scripts/build-glibc.sh" "$abi"
+    "$TOP/build-scripts/build-glibc.sh" "$abi" --pristine
+  fi
   patched=$(glibc_build_dir "$abi") pristine=$(glibc_pristine_build_dir "$abi")
   rm -f "$results/$abi-"*.incomplete
-  run_checks "$pristine" "$results/$abi-pristine.sum"
-  run_checks "$patched" "$results/$abi-patched.sum"
+  if $run_tests; then
+    run_checks "$pristine"
+    run_checks "$patched"
+  fi
+  summarize "$pristine" "$results/$abi-pristine.sum"
+  summarize "$patched" "$results/$abi-patched.sum"
   compare "$abi" "$results/$abi-pristine.sum" "$results/$abi-patched.sum" "$results/$abi.md" ||
     status=1
 done

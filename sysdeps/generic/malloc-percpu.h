@@ -44,6 +44,11 @@ percpu_cache_set_bytes (size_t bytes)
 {
 }
 
+static inline void
+percpu_cache_set_local (bool local)
+{
+}
+
 static inline bool
 percpu_cache_enabled (void)
 {

@@ -7,14 +7,14 @@
    reports, and checks that the caches take chunks.  */
 #include "malloc-test.h"
 
-/* The budget and chunk count the caches report after frees that
-   overflow the thread cache (budget 0 when malloc_info shows none).  */
+/* The budget and chunk count the caches report after frees of another
+   thread's chunks that overflow the thread cache (budget 0 when
+   malloc_info shows none).  */
 static void
 report (void)
 {
-  void *volatile blocks[256];
-  for (int i = 0; i < 256; i++)
-    CHECK ((blocks[i] = malloc (48)) != NULL);
+  void *blocks[256];
+  malloc_foreign_chunks (blocks, 256, 48);
   for (int i = 0; i < 256; i++)
     free (blocks[i]);
   char *element = malloc_info_line ("<percpu ");

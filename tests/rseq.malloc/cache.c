@@ -205,10 +205,9 @@ static int
 run_mode (const char *mode)
 {
   /* The caches are set up by the first free the thread cache has no
-     room for.  */
-  void *volatile warm[64];
-  for (int i = 0; i < 64; i++)
-    CHECK ((warm[i] = malloc (32)) != NULL);
+     room for of a chunk of another thread's arena.  */
+  void *warm[64];
+  malloc_foreign_chunks (warm, 64, 32);
   for (int i = 0; i < 64; i++)
     free (warm[i]);
   char *info = malloc_info_text ();

@@ -1,8 +1,9 @@
 /* malloc's per-CPU cache when a sandbox denies or kills on membarrier,
    on every ABI: emptying another CPU's cache needs a fence (membarrier
    with MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ).  Each case runs in a new
-   process of this program with glibc.malloc.percpu=mm_cid and no
-   thread cache (every free and malloc reaches the per-CPU cache), so
+   process of this program with glibc.malloc.percpu=mm_cid,
+   glibc.malloc.percpu_local=1 and no thread cache (every free and
+   malloc reaches the per-CPU cache, own chunks included), so
    the caches have not started when it installs its seccomp filter (on
    every thread):
 
@@ -35,7 +36,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#define TUNABLES "glibc.malloc.percpu=mm_cid:glibc.malloc.tcache_count=0"
+#define TUNABLES \
+  "glibc.malloc.percpu=mm_cid:glibc.malloc.percpu_local=1:glibc.malloc.tcache_count=0"
 #define FENCE_CMD (1 << 7)	/* MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ */
 #define ANY_CMD (-1)
 #define BURST 64	/* 12 or 13 blocks of each size: more than the

@@ -12,7 +12,8 @@
      harden [CASE]
 
    Without a case the program runs each one in a new process with
-   glibc.malloc.percpu=mm_cid and glibc.malloc.tcache_count=7 and checks
+   glibc.malloc.percpu=mm_cid, glibc.malloc.percpu_local=1 (the caches
+   take the thread's own chunks) and glibc.malloc.tcache_count=7 and checks
    how it ended (the thread cache then holds 7 chunks of a class: the 8th
    free goes to the per-CPU cache, the 8th malloc comes from there).  77
    without the per-CPU cache.  */
@@ -20,7 +21,8 @@
 #include <inttypes.h>
 #include <pthread.h>
 
-#define TUNABLES "glibc.malloc.percpu=mm_cid:glibc.malloc.tcache_count=7"
+#define TUNABLES \
+  "glibc.malloc.percpu=mm_cid:glibc.malloc.percpu_local=1:glibc.malloc.tcache_count=7"
 #define TCACHE_COUNT 7
 /* A size nothing else here allocates: its chunk pointers are only where
    the test put them.  */

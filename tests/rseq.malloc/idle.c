@@ -9,14 +9,16 @@
    emptied; once it stops, with chunks left there, the cache must be
    emptied (within 30 s).
 
-   Runs itself with glibc.malloc.percpu=cpu_id and no thread cache
-   (cache N is CPU N's; every malloc and free reaches it).  77 with fewer
+   Runs itself with glibc.malloc.percpu=cpu_id,
+   glibc.malloc.percpu_local=1 and no thread cache (cache N is CPU N's;
+   every malloc and free reaches it, own chunks included).  77 with fewer
    than 2 usable CPUs or without the per-CPU cache.  */
 #include "malloc-test.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define TUNABLES "glibc.malloc.percpu=cpu_id:glibc.malloc.tcache_count=0"
+#define TUNABLES \
+  "glibc.malloc.percpu=cpu_id:glibc.malloc.percpu_local=1:glibc.malloc.tcache_count=0"
 #define SCAN_INTERVAL 1024
 #define HELD 8
 #define BUSY_SECONDS 2

@@ -6,6 +6,7 @@
 
 #include "rseq-test.h"
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 
@@ -45,6 +46,36 @@ malloc_info_attr (const char *line, const char *name)
   if (v == NULL)
     FAIL ("no attribute %s in %s", name, line);
   return strtol (v + strlen (key), NULL, 10);
+}
+
+struct foreign_request
+{
+  void **chunks;
+  int n;
+  size_t size;
+};
+
+static void *
+foreign_thread (void *closure)
+{
+  struct foreign_request *r = closure;
+  for (int i = 0; i < r->n; i++)
+    CHECK ((r->chunks[i] = malloc (r->size)) != NULL);
+  return NULL;
+}
+
+/* N chunks of SIZE bytes from the arena of a thread that has exited on
+   return.  The caches take chunks that a thread frees away from their
+   arena's thread (with glibc.malloc.percpu_local=1 its own as well), so
+   the caller's frees of these reach them once its thread cache is
+   full.  */
+__attribute__ ((unused)) static void
+malloc_foreign_chunks (void **chunks, int n, size_t size)
+{
+  struct foreign_request r = { chunks, n, size };
+  pthread_t t;
+  CHECK_EQ (pthread_create (&t, NULL, foreign_thread, &r), 0);
+  CHECK_EQ (pthread_join (t, NULL), 0);
 }
 
 /* Execute this program again with GLIBC_TUNABLES=TUNABLES unless it has

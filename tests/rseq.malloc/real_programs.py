@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Programs nobody here wrote, under the patched glibc with malloc's
 per-CPU cache on (issue 33, "real programs"): Debian's own binaries,
-started by rseq-run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid, must
+started by rseq-run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid (and
+percpu_local=1, so that their own frees pass through the cache), must
 do exactly what they do under the system glibc.
 
   real_programs.py BIN WORK
@@ -51,7 +52,11 @@ import subprocess
 import sys
 import time
 
-CACHE_ON = "glibc.malloc.percpu=mm_cid"
+# percpu_local=1: the caches take each thread's own chunks too, not only
+# those freed away from their arena's thread, so that these programs,
+# whose threads seldom free each other's chunks, pass their frees
+# through the cache.
+CACHE_ON = "glibc.malloc.percpu=mm_cid:glibc.malloc.percpu_local=1"
 PYTHON = "/usr/bin/python3"
 PYTHON_TESTS = ["test_threading", "test_queue", "test_thread",
                 "test_threading_local"]

@@ -25,7 +25,9 @@ out=$(cd "$bin/.." && pwd -P)
 jobs=$(nproc)
 mkdir -p "$work" && work=$(cd "$work" && pwd -P) || exit 1
 # What the second test-suite run gives the projects' programs.
-PERCPU_TUNABLES=glibc.malloc.percpu=mm_cid
+# percpu_local=1: the suites' processes free their own chunks, which
+# the caches take only with it.
+PERCPU_TUNABLES=glibc.malloc.percpu=mm_cid:glibc.malloc.percpu_local=1
 
 pass() { echo "PASS: $1"; }
 unsupported() { echo "UNSUPPORTED: $1: $2"; }

@@ -34,10 +34,11 @@
    - killed, in a process with threads: malloc_trim dies of SIGSYS, as
      documented.
 
-   Run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid and no thread
-   cache (the test's ENV): every free and malloc reaches the per-CPU
-   cache.  The glibc without the fix aborted or handed a block out
-   twice within 0.5 s of the stress on 2 CPUs.  */
+   Run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid,
+   glibc.malloc.percpu_local=1 (the caches take the thread's own chunks)
+   and no thread cache (the test's ENV): every free and malloc reaches
+   the per-CPU cache.  The glibc without the fix aborted or handed a
+   block out twice within 0.5 s of the stress on 2 CPUs.  */
 
 #include <errno.h>
 #include <malloc.h>

@@ -23,8 +23,9 @@
      arenas, not to the calling thread's cache: mallinfo2's bytes in use
      fall by exactly the bytes the caches held.
 
-   Run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid and
-   glibc.malloc.tcache_count=7 (the test's ENV): the thread cache holds
+   Run with GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid,
+   glibc.malloc.percpu_local=1 (the caches take the thread's own chunks)
+   and glibc.malloc.tcache_count=7 (the test's ENV): the thread cache holds
    7 chunks of a class, so the 8th free of a class goes to the per-CPU
    cache, and the 8th malloc comes from there.  */
 

@@ -28,9 +28,10 @@
    (within 30 s).  The glibc that counted only refills and flushes as
    use emptied the busy cache at the second look.
 
-   Run with GLIBC_TUNABLES=glibc.malloc.percpu=cpu_id and a thread
-   cache of 0 chunks (the test's ENV): every free and malloc reaches the
-   per-CPU cache, and cache N is CPU N's.  */
+   Run with GLIBC_TUNABLES=glibc.malloc.percpu=cpu_id,
+   glibc.malloc.percpu_local=1 (the caches take the thread's own chunks)
+   and a thread cache of 0 chunks (the test's ENV): every free and malloc
+   reaches the per-CPU cache, and cache N is CPU N's.  */
 
 #include <pthread.h>
 #include <sched.h>

@@ -21,11 +21,13 @@
 
 #include <malloc.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <support/check.h>
 #include <support/support.h>
 #include <support/xmemstream.h>
+#include <support/xthread.h>
 
 /* Each test of the cache uses some of these helpers; the rest must not
    trip -Werror=unused-function.  */
@@ -125,8 +127,54 @@ percpu_cached_chunks (void)
   return n;
 }
 
+struct percpu_foreign_request
+{
+  void **chunks;
+  int n;
+  size_t size;
+};
+
+static void *
+percpu_foreign_thread (void *closure)
+{
+  struct percpu_foreign_request *r = closure;
+  for (int i = 0; i < r->n; i++)
+    r->chunks[i] = xmalloc (r->size);
+  return NULL;
+}
+
+/* N chunks of SIZE bytes from the arena of a new thread, which has
+   exited on return.  The per-CPU caches take the chunks of other
+   threads' arenas (and with glibc.malloc.percpu_local=1 the freeing
+   thread's own too), so the caller's frees of these reach the caches
+   once its thread cache is full.  The arena passes to the next thread
+   the program creates, for which they are its own.  */
+static __attribute_maybe_unused__ void
+percpu_foreign_chunks (void **chunks, int n, size_t size)
+{
+  struct percpu_foreign_request r = { chunks, n, size };
+  xpthread_join (xpthread_create (NULL, percpu_foreign_thread, &r));
+}
+
+/* Free N chunks of 32 bytes from P; whether the caches are set up.  */
+static bool
+percpu_free_and_look (void **p, int n)
+{
+  for (int i = 0; i < n; i++)
+    free (p[i]);
+  char *info = percpu_info ();
+  if (info != NULL)
+    printf ("info: %s\n", info);
+  free (info);
+  return info != NULL;
+}
+
 /* Free chunks that the thread cache has no room for, which sets up the
-   caches; exit as unsupported if the system cannot run them.  */
+   caches; exit as unsupported if the system cannot run them.  The
+   thread's own chunks first, which reach the caches with
+   glibc.malloc.percpu_local=1 and need no new thread (a thread's stack
+   has a guard page that scanning memory must not touch); else another
+   thread's.  */
 static __attribute_maybe_unused__ void
 percpu_start (void)
 {
@@ -134,13 +182,11 @@ percpu_start (void)
   void *p[n];
   for (int i = 0; i < n; i++)
     p[i] = xmalloc (32);
-  for (int i = 0; i < n; i++)
-    free (p[i]);
-  char *info = percpu_info ();
-  if (info == NULL)
+  if (percpu_free_and_look (p, n))
+    return;
+  percpu_foreign_chunks (p, n, 32);
+  if (!percpu_free_and_look (p, n))
     FAIL_UNSUPPORTED ("the per-CPU cache is not set up (no rseq?)");
-  printf ("info: %s\n", info);
-  free (info);
 }
 
 #endif /* tst-malloc-percpu-info.h */

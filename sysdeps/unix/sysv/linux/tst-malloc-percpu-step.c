@@ -23,7 +23,9 @@
    attempts), within a bounded number of steps.  The tracer steps a
    child through mallocs and frees of a size whose thread cache is full,
    so that every one of them goes to the per-CPU cache first.  Run with
-   GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid.  */
+   GLIBC_TUNABLES=glibc.malloc.percpu=mm_cid and
+   glibc.malloc.percpu_local=1: the caches take the child's own
+   chunks.  */
 
 #include <errno.h>
 #include <malloc.h>

@@ -291,12 +291,12 @@ static void
 double_free (void *closure)
 {
   enum { fill = 64 };
-  void *keep[fill];
+  void *keep[fill + 1];
+  /* Chunks of another thread's arena, which the per-CPU cache takes.  */
+  percpu_foreign_chunks (keep, fill + 1, 40);
   /* volatile: the compiler may drop a free it can prove is a double
      free.  */
-  void *volatile victim = malloc (40);
-  for (int i = 0; i < fill; i++)
-    keep[i] = malloc (40);
+  void *volatile victim = keep[fill];
   /* The thread cache takes the first few; the rest, and VICTIM, go to
      the per-CPU cache.  */
   for (int i = 0; i < fill; i++)
@@ -313,11 +313,10 @@ do_test (void)
     FAIL_UNSUPPORTED ("rseq is not registered");
 
   /* The caches are set up by the first free that the thread cache has
-     no room for.  */
+     no room for of a chunk of another thread's arena.  */
   {
     void *p[100];
-    for (int i = 0; i < 100; i++)
-      p[i] = xmalloc (32);
+    percpu_foreign_chunks (p, 100, 32);
     for (int i = 0; i < 100; i++)
       free (p[i]);
   }
