@@ -595,10 +595,13 @@ percpu_cache_get_slow (size_t tc_idx)
   return NULL;
 }
 
+/* Inline, the tests that keep a thread from the call while the caches
+   are not set up (no thread has yet freed another thread's chunk).  */
 static __always_inline void *
 percpu_cache_get (size_t tc_idx)
 {
-  if (!percpu_cache_enabled ())
+  if (!percpu_cache_enabled ()
+      || !percpu_has_caches (atomic_load_relaxed (&percpu.state)))
     return NULL;
   return percpu_cache_get_slow (tc_idx);
 }
@@ -641,14 +644,11 @@ percpu_cache_check_free (tcache_entry *e, size_t tc_idx)
 
 /* Put chunk P of class TC_IDX into the cache of the calling thread's
    CPU.  Returns false if the caller must free it to its arena.  Called
-   only if percpu_cache_enabled.  */
+   only if percpu_cache_enabled, by percpu_cache_put.  */
 static __attribute_noinline__ bool
-percpu_cache_put (mchunkptr p, size_t tc_idx)
+percpu_cache_put_slow (mchunkptr p, size_t tc_idx)
 {
   if (__glibc_unlikely (percpu_exiting))
-    return false;
-  /* Only chunks freed away from their arena's thread (see above).  */
-  if (!percpu.local && arena_for_chunk (p) == thread_arena)
     return false;
   int state = atomic_load_acquire (&percpu.state);
   if (__glibc_unlikely (state != percpu_ready))
@@ -684,6 +684,17 @@ percpu_cache_put (mchunkptr p, size_t tc_idx)
     }
   e->key = 0;
   return false;
+}
+
+/* Only chunks freed away from their arena's thread (see above), unless
+   glibc.malloc.percpu_local: tested inline, so that a thread that frees
+   its own chunks pays one comparison with the cache on, not a call.  */
+static __always_inline bool
+percpu_cache_put (mchunkptr p, size_t tc_idx)
+{
+  if (!percpu.local && arena_for_chunk (p) == thread_arena)
+    return false;
+  return percpu_cache_put_slow (p, tc_idx);
 }
 
 /* Whether the fence is needed: with one thread, no sequence but the
