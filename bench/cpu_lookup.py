@@ -1,6 +1,9 @@
 #!/usr/bin/python3
-"""CPU/node lookup and thread creation: patched glibc against the stock
-system glibc, side by side.  Usage: cpu_lookup.py OUTDIR [ROUNDS]"""
+"""CPU/node lookup and thread creation: patched glibc against a stock
+one, side by side.  Usage: cpu_lookup.py OUTDIR [ROUNDS [TESTRUN LABEL]]
+
+The stock program runs under the system glibc, or, given TESTRUN (a
+glibc build tree's testrun.sh), under that glibc, named LABEL."""
 
 import sys
 
@@ -9,7 +12,9 @@ from bench_driver import print_table, run_rows
 out = sys.argv[1]
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
 patched = f"{out}/cpu-lookup-patched"
-stock = f"{out}/cpu-lookup-stock"
+runner = sys.argv[3:4]
+label = sys.argv[4] if len(sys.argv) > 4 else "glibc (the system's)"
+stock = runner + [f"{out}/cpu-lookup-stock"]
 off = {"GLIBC_TUNABLES": "glibc.pthread.rseq=0"}
 N = "20000000"
 NSYS = "2000000"
@@ -20,7 +25,7 @@ rows = [
     ("acc", "rseq_area_cpu() inline accessor (patched)",
      [patched, "accessor", N], None),
     ("sg_p", "sched_getcpu() patched", [patched, "sched_getcpu", N], None),
-    ("sg_s", "sched_getcpu() stock glibc 2.36", [stock, "sched_getcpu", N],
+    ("sg_s", f"sched_getcpu() stock {label}", stock + ["sched_getcpu", N],
      None),
     ("sg_off", "sched_getcpu() patched, registration off (vDSO)",
      [patched, "sched_getcpu", N], off),
@@ -29,11 +34,11 @@ rows = [
      None),
     ("an_p", "rseq_area_cpu() + rseq_area_node() inline (patched)",
      [patched, "accessor-node", N], None),
-    ("gn_s", "getcpu(&cpu, &node) stock (vDSO)", [stock, "getcpu-node", N],
+    ("gn_s", "getcpu(&cpu, &node) stock (vDSO)", stock + ["getcpu-node", N],
      None),
     ("th_p", "pthread_create+join patched", [patched, "thread-create", NTHR],
      None),
-    ("th_s", "pthread_create+join stock", [stock, "thread-create", NTHR],
+    ("th_s", "pthread_create+join stock", stock + ["thread-create", NTHR],
      None),
 ]
 ratios = [

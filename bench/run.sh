@@ -25,7 +25,12 @@ bench_host() {
   gcc -O2 -Wall -pthread -o "$b/cpu-lookup-stock" "$TOP/bench/cpu-lookup.c"
   "$OUT/bin/rseq-gcc" -O2 -Wall -pthread -I"$TOP/percpu" -o "$b/percpu-bench" \
     "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
-  /usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds"
+  # The stock program runs under pristine glibc built with the same
+  # flags, so that the ratios are the patches' own cost.
+  "$TOP/build-scripts/build-glibc.sh" "$(native_abi)" --pristine >&2
+  /usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds" \
+    "$(glibc_pristine_build_dir "$(native_abi)")/testrun.sh" \
+    "glibc $GLIBC_VERSION (pristine, same flags)"
   # The same with Clang, whose inline row must match GCC's.
   "$OUT/bin/rseq-clang" -O2 -Wall -pthread -I"$TOP/percpu" -o "$b/percpu-bench-clang" \
     "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
