@@ -316,7 +316,10 @@ def main():
             lines.append(f"| {title} | {param} {pname} | " + " | ".join(cells) + " |")
     png = os.path.splitext(a.output)[0] + ".png"
     if plot(png, columns, rows, median):
-        lines += ["", f"Plot: {png}"]
+        # Relative to the working directory when below it, so that a
+        # table pasted into the docs names no path of this machine.
+        shown = os.path.relpath(png)
+        lines += ["", f"Plot: {png if shown.startswith('..') else shown}"]
     if runner.failures:
         lines.append("")
         lines.append(f"{len(runner.failures)} run(s) failed (see {a.dir}/runs.log):")
