@@ -3,8 +3,9 @@
 #
 #   make                  install missing packages, build glibc, the toolchain and the
 #                         host's test kernels (x86: cpu_opv; stock Linux 7), and run the demo
-#   make cross            build the cross ABIs of build-scripts/abis (aarch64,
-#                         arm, ppc64le): glibc, TRIPLE-rseq-gcc, test kernels
+#   make cross            build the cross ABIs of build-scripts/tables/abis
+#                         (aarch64, arm, ppc64le): glibc, TRIPLE-rseq-gcc,
+#                         test kernels
 #   make check            run every test (host and QEMU VMs, every ABI built);
 #                         ends with
 #                         "N passed, N failed, N skipped"
@@ -32,65 +33,65 @@ CROSS_VMS  := $(shell build-scripts/bin/rseq-abi column vm cross)
 # native ABI, rseq-abi native) and its multilib flavours (here x86_64
 # and i386).
 HOST_ABIS  := $(shell build-scripts/bin/rseq-abi names host)
-# The VMs whose kernels build with the host's compiler (build-scripts/vms,
-# no cross prefix; here x86_64, the native cpu_opv VM, and x86_64-linux7,
-# stock Linux 7).
-HOST_VMS   := $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$3 == "-" { print $$1 }' build-scripts/vms)
+# The VMs whose kernels build with the host's compiler
+# (build-scripts/tables/vms, no cross prefix; here x86_64, the native
+# cpu_opv VM, and x86_64-linux7, stock Linux 7).
+HOST_VMS   := $(shell awk 'NF && substr($$1, 1, 1) != "\043" && $$3 == "-" { print $$1 }' build-scripts/tables/vms)
 
 .PHONY: all deps glibc kernel toolchain demo cross check glibc-check bench series series-check install clean
 
 all: demo kernel
 
 deps:
-	@build-scripts/deps.sh
+	@build-scripts/fetch/deps.sh
 
 glibc: deps
-	@for abi in $(HOST_ABIS); do build-scripts/build-glibc.sh $$abi || exit 1; done
+	@for abi in $(HOST_ABIS); do build-scripts/build/build-glibc.sh $$abi || exit 1; done
 
 # The test kernels of the host's VMs: the cpu_opv kernel (kernel-patches/)
 # and the stock Linux 7 one (kernel-patches/linux-source-7.pin).
 kernel: deps
-	@for vm in $(HOST_VMS); do build-scripts/build-kernel.sh $$vm || exit 1; done
+	@for vm in $(HOST_VMS); do build-scripts/build/build-kernel.sh $$vm || exit 1; done
 
 toolchain: glibc
 	@mkdir -p $(BIN)
 	@install -m 755 build-scripts/bin/rseq-gcc build-scripts/bin/rseq-g++ \
 	  build-scripts/bin/rseq-clang build-scripts/bin/rseq-run \
 	  build-scripts/bin/rseq-python build-scripts/bin/rseq-abi $(BIN)/
-	@install -m 644 build-scripts/abis $(OUT)/abis
-	@build-scripts/build-python.sh
+	@install -m 644 build-scripts/tables/abis $(OUT)/abis
+	@build-scripts/build/build-python.sh
 
 demo: toolchain
-	@build-scripts/demo.sh
+	@build-scripts/build/demo.sh
 
 cross: toolchain
-	@build-scripts/deps.sh cross
-	@for abi in $(CROSS_ABIS); do build-scripts/build-glibc.sh $$abi || exit 1; done
-	@build-scripts/install-cross-drivers.sh
-	@for vm in $(CROSS_VMS); do build-scripts/build-kernel.sh $$vm || exit 1; done
+	@build-scripts/fetch/deps.sh cross
+	@for abi in $(CROSS_ABIS); do build-scripts/build/build-glibc.sh $$abi || exit 1; done
+	@build-scripts/build/install-cross-drivers.sh
+	@for vm in $(CROSS_VMS); do build-scripts/build/build-kernel.sh $$vm || exit 1; done
 
 check: toolchain kernel
-	@build-scripts/check.sh
+	@build-scripts/check/check.sh
 
 glibc-check: toolchain
-	@build-scripts/glibc-check.sh
+	@build-scripts/check/glibc-check.sh
 
 bench: toolchain kernel
-	@build-scripts/deps.sh bench
+	@build-scripts/fetch/deps.sh bench
 	@bench/run.sh
 
 series:
-	@build-scripts/glibc-series.sh write
+	@build-scripts/patches/glibc-series.sh write
 
 series-check: deps
-	@build-scripts/prepare-glibc.sh
-	@build-scripts/glibc-series.sh check
+	@build-scripts/build/prepare-glibc.sh
+	@build-scripts/patches/glibc-series.sh check
 
 # PREFIX is checked before anything is built.
 install:
-	@build-scripts/install.sh --check "$(PREFIX)"
+	@build-scripts/build/install.sh --check "$(PREFIX)"
 	@$(MAKE) --no-print-directory toolchain
-	@build-scripts/install.sh "$(PREFIX)"
+	@build-scripts/build/install.sh "$(PREFIX)"
 
 clean:
 	rm -rf $(OUT)

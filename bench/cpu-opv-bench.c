@@ -1,6 +1,6 @@
 /* Cost of each cpu_opv vector shape against the same operation done by
    an rseq critical section, on the CPU the thread runs on.  Runs in the
-   test VM (build-scripts/run-vm), which is emulated: only the ratios
+   test VM (build-scripts/vm/run-vm), which is emulated: only the ratios
    mean anything.  Rows are measured in interleaved rounds and the
    median of each is printed as a Markdown table.
      cpu-opv-bench [ROUNDS]  */

@@ -21,8 +21,8 @@
 # time: about 7 minutes; a second table compares it with the patched
 # tree, the cost of that patch with the cache off).  Then Debian's own
 # glibc, and Debian's libjemalloc2, libtcmalloc-minimal4 and
-# libmimalloc2.0 with LD_PRELOAD under it (build-scripts/deps.sh bench
-# installs them; a missing one is shown as n/a).
+# libmimalloc2.0 with LD_PRELOAD under it (build-scripts/fetch/deps.sh
+# bench installs them; a missing one is shown as n/a).
 #
 # Environment (smaller values make a smoke run):
 #   MALLOC_BENCH_XFREE_THREADS    malloc-xfree's thread counts (even)   "2 8 64"
@@ -32,7 +32,11 @@
 #   MALLOC_BENCH_THREAD_THREADS   bench-malloc-thread's thread counts   "1 2 8 64 256"
 #   MALLOC_BENCH_THREAD_SECONDS   its run length (glibc's is 10)        2
 #   MALLOC_BENCH_SIMPLE_SIZES     bench-malloc-simple's block sizes     "16 256 4096"
-. "$(dirname "$0")/../build-scripts/common.sh"
+. "$(dirname "$0")/../build-scripts/lib/abi.sh"
+. "$(dirname "$0")/../build-scripts/lib/pins.sh"
+. "$(dirname "$0")/../build-scripts/lib/cache.sh"
+. "$(dirname "$0")/../build-scripts/lib/glibc.sh"
+. "$(dirname "$0")/allocators.sh"
 
 rounds=${1:-3}
 xfree_threads=${MALLOC_BENCH_XFREE_THREADS:-2 8 64}
@@ -67,7 +71,7 @@ b=$OUT/bench/malloc
 mkdir -p "$b"
 
 # glibc's benchtests, from pristine glibc (unpacked by its build below).
-"$TOP/build-scripts/build-glibc.sh" "$(native_abi)" --pristine
+"$TOP/build-scripts/build/build-glibc.sh" "$(native_abi)" --pristine
 bt=$OUT/glibc-pristine/benchtests
 [ -r "$bt/bench-malloc-thread.c" ] || die "no $bt/bench-malloc-thread.c in pristine glibc"
 [ -x "$OUT/bin/rseq-gcc" ] || die "no out/bin/rseq-gcc: run make first"
@@ -103,7 +107,7 @@ without_malloc_cache_inputs() {
       grep -q '^Subject: \[PATCH[^]]*\] malloc: Add a per-CPU cache' "glibc-patches/$p" && break
       echo "glibc-patches/$p"
     done
-    echo build-scripts/build-glibc.sh
+    echo build-scripts/build/build-glibc.sh
   })
 }
 
@@ -117,12 +121,12 @@ build_without_malloc_cache() {
   have=$(cat "$without/inputs" 2>/dev/null) || have=
   if [ "$want" != "$have" ]; then
     rm -rf "$without"
-    "$TOP/build-scripts/glibc-series.sh" edit "$without/src"
+    "$TOP/build-scripts/patches/glibc-series.sh" edit "$without/src"
     base=$(git -C "$without/src" log --format=%H -1 --grep='^malloc: Add a per-CPU cache')
     [ -n "$base" ] || die "no commit 'malloc: Add a per-CPU cache' in the series"
     git -C "$without/src" checkout -q "$base^"
   fi
-  "$TOP/build-scripts/build-glibc.sh" "$(native_abi)" --tree "$without/src" "$without/build"
+  "$TOP/build-scripts/build/build-glibc.sh" "$(native_abi)" --tree "$without/src" "$without/build"
   echo "$want" > "$without/inputs"
 }
 build_without_malloc_cache

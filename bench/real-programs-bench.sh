@@ -8,7 +8,7 @@
 # there).  Part of make bench.
 #   bench/real-programs-bench.sh [ROUNDS]     (default 3; about 5 minutes on 2 CPUs)
 # bench/real_programs_bench.py lists the variables of a smaller run.
-. "$(dirname "$0")/../build-scripts/common.sh"
+. "$(dirname "$0")/../build-scripts/lib/base.sh"
 
 rounds=${1:-3}
 if [ $# -gt 1 ] || ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
@@ -16,8 +16,8 @@ if [ $# -gt 1 ] || ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
 fi
 [ -x "$OUT/bin/rseq-run" ] || die "no out/bin/rseq-run: run make first"
 for prog in xz zstd git gcc; do
-  command -v "$prog" > /dev/null || die "$prog is not installed (build-scripts/deps.sh installs it)"
+  command -v "$prog" > /dev/null || die "$prog is not installed (build-scripts/fetch/deps.sh installs it)"
 done
 [ -r /usr/lib/python3.11/test/test_threading.py ] ||
-  die "Debian's python3 test suite is not installed (libpython3.11-testsuite; build-scripts/deps.sh)"
+  die "Debian's python3 test suite is not installed (libpython3.11-testsuite; build-scripts/fetch/deps.sh)"
 exec /usr/bin/python3 "$TOP/bench/real_programs_bench.py" "$OUT" "$rounds"

@@ -7,7 +7,8 @@
 # per-CPU structures, Python, dlclose), malloc, real-programs, cpu-opv
 # (in the test VM), vm-counter (every VM) and slice (the Linux 7.x VM);
 # without any, all of them in that order.
-. "$(dirname "$0")/../build-scripts/common.sh"
+. "$(dirname "$0")/../build-scripts/lib/abi.sh"
+. "$(dirname "$0")/../build-scripts/lib/glibc.sh"
 
 rounds=7
 case ${1:-} in
@@ -27,7 +28,7 @@ bench_host() {
     "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
   # The stock program runs under pristine glibc built with the same
   # flags, so that the ratios are the patches' own cost.
-  "$TOP/build-scripts/build-glibc.sh" "$(native_abi)" --pristine >&2
+  "$TOP/build-scripts/build/build-glibc.sh" "$(native_abi)" --pristine >&2
   /usr/bin/python3 "$TOP/bench/cpu_lookup.py" "$b" "$rounds" \
     "$(glibc_pristine_build_dir "$(native_abi)")/testrun.sh" \
     "glibc $GLIBC_VERSION (pristine, same flags)"
@@ -69,7 +70,7 @@ bench_cpu_opv() {
   echo
   echo "### cpu_opv vectors vs the same operation by rseq (QEMU TCG VM, -smp 2)"
   echo
-  "$TOP/build-scripts/run-vm" --timeout 900 --file "$b/cpu-opv-bench" \
+  "$TOP/build-scripts/vm/run-vm" --timeout 900 --file "$b/cpu-opv-bench" \
     "cpu-opv-bench=./cpu-opv-bench $rounds" > "$b/vm.log" 2>&1 || true
   sed -n 's/^vm| \(|.*\)$/\1/p; s/^vm| \((.*)\)$/\1/p' "$b/vm.log"
   grep -q '^PASS: cpu-opv-bench' "$b/vm.log" || { echo "(the VM run failed; see out/bench/vm.log)"; exit 1; }

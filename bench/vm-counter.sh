@@ -3,7 +3,8 @@
 # per CPU) in every test VM whose own ABI is built (x86_64 by make, the
 # others by make cross), reported as ratios only.  Part of make bench.
 #   bench/vm-counter.sh [ROUNDS [ITERATIONS]]     (default 7, 200000)
-. "$(dirname "$0")/../build-scripts/common.sh"
+. "$(dirname "$0")/../build-scripts/lib/abi.sh"
+. "$(dirname "$0")/../build-scripts/lib/vm.sh"
 
 rounds=${1:-7}
 iterations=${2:-200000}
@@ -15,7 +16,7 @@ counter_in_vm() {
   mkdir -p "$dir"
   "$(abi_driver "$vm")" -O2 -Wall -pthread -I"$TOP/percpu" -o "$dir/percpu-bench" \
     "$TOP/bench/percpu-bench.c" "$TOP/percpu/percpu.c"
-  "$TOP/build-scripts/run-vm" --vm "$vm" --timeout 1800 --file "$dir/percpu-bench" \
+  "$TOP/build-scripts/vm/run-vm" --vm "$vm" --timeout 1800 --file "$dir/percpu-bench" \
     --file "$TOP/bench/counter-guest.sh" \
     "counter=sh ./counter-guest.sh $rounds $iterations" > "$dir/vm.log" 2>&1 || true
   grep -q '^PASS: counter' "$dir/vm.log" || echo "(the $vm VM run failed; see out/bench/vm-$vm/vm.log)" >&2

@@ -1,6 +1,6 @@
 #!/bin/bash
-# build-scripts/fetch-linux-source.sh's choice of the stock Linux 7 source
-# (kernel-patches/linux-source-7.pin), without downloading anything: the
+# build-scripts/fetch/fetch-linux-source.sh's choice of the stock Linux 7
+# source (kernel-patches/linux-source-7.pin), without downloading anything: the
 # output and artifact cache are scratch directories, and for the offline
 # cases /etc/apt is replaced, in a private mount namespace, by sources of
 # an unreachable mirror.
@@ -67,7 +67,7 @@ fetch_offline() {
       mount --bind "$1/etc-apt" /etc/apt || exit 99
       status=0
       OUT=$1/out RSEQ_CACHE_DIR=$1/cache RSEQ_FETCH_RETRIES=0 \
-        "$1/top/build-scripts/fetch-linux-source.sh" linux-source-7 >"$1/stdout" 2>"$1/stderr" || status=$?
+        "$1/top/build-scripts/fetch/fetch-linux-source.sh" linux-source-7 >"$1/stdout" 2>"$1/stderr" || status=$?
       echo $status > "$1/status"' - "$scratch" ||
     unsupported "unshare -m or mount --bind failed (no private mount namespace here)"
   echo "fetch-linux-source.sh stdout:"; cat "$scratch/stdout"; echo "stderr:"; cat "$scratch/stderr"
@@ -114,8 +114,8 @@ Components: main
 Signed-By: /k/a.gpg
 
 EOF
-    # shellcheck source=../../build-scripts/fetch-linux-source.sh
-    (. "$top/build-scripts/fetch-linux-source.sh" && stock_sources "trixie trixie-backports" "$etc") > "$scratch/got"
+    # shellcheck source=../../build-scripts/fetch/fetch-linux-source.sh
+    (. "$top/build-scripts/fetch/fetch-linux-source.sh" && stock_sources "trixie trixie-backports" "$etc") > "$scratch/got"
     diff -u "$scratch/want" "$scratch/got" || fail "the mirrors taken from the apt sources differ"
     echo "sources: ok"
     ;;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Linux 7's own rseq selftests inside the Linux 7 VM (busybox sh, cwd
-# /tests, the programs of build-scripts/build-rseq-selftests.sh beside
+# /tests, the programs of build-scripts/build/build-rseq-selftests.sh beside
 # this script).  The kernel's run_*.sh scripts need bash, which the VM
 # lacks; these are their steps, with fewer repetitions for emulation.
 #   selftests-guest.sh param      run_param_test.sh's programs and test

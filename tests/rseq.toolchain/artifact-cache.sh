@@ -1,5 +1,5 @@
 #!/bin/bash
-# The artifact cache of build-scripts/common.sh, in a scratch directory:
+# The artifact cache of build-scripts/lib/cache.sh, in a scratch directory:
 # an entry restores exactly what was stored, another key misses, only
 # the two most recently used entries of a name stay, and
 # RSEQ_CACHE_DIR=off neither stores nor restores.
@@ -12,7 +12,7 @@ printf 'payload\n' > "$scratch/src/usr/include/a.h"
 ln -s a.h "$scratch/src/usr/include/b.h"
 printf 'stamp\n' > "$scratch/src/.stamp"
 export RSEQ_CACHE_DIR=$scratch/cache
-. "$(dirname "$0")/../../build-scripts/common.sh"
+. "$(dirname "$0")/../../build-scripts/lib/cache.sh"
 
 fail() { echo "FAIL: $*"; exit 1; }
 

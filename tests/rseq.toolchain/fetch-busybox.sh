@@ -1,5 +1,5 @@
 #!/bin/bash
-# build-scripts/fetch-busybox.sh, for the arm VM (busybox-static:armhf,
+# build-scripts/fetch/fetch-busybox.sh, for the arm VM (busybox-static:armhf,
 # the smallest), into scratch output directories:
 #   sources             (offline) the Debian entries it takes from apt
 #                       sources of both formats under a made-up /etc/apt
@@ -17,7 +17,7 @@ set -euo pipefail
 scratch=$1
 case_name=$2
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-fetch=$top/build-scripts/fetch-busybox.sh
+fetch=$top/build-scripts/fetch/fetch-busybox.sh
 
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -173,7 +173,7 @@ Signed-By:
 Check-Valid-Until: no
 
 EOF
-    # shellcheck source=../../build-scripts/fetch-busybox.sh
+    # shellcheck source=../../build-scripts/fetch/fetch-busybox.sh
     (. "$fetch" && debian_sources "$etc") > "$scratch/sources.got"
     diff -u "$scratch/sources.want" "$scratch/sources.got" || fail "Debian sources differ"
     echo "sources: ok"

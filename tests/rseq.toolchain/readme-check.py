@@ -13,8 +13,8 @@
        that exists and is executable;
      - out/bin/NAME, where NAME is a driver the Makefile installs
        (build-scripts/bin/NAME) or TRIPLE-TOOL as
-       build-scripts/install-cross-drivers.sh links it for a cross ABI
-       of build-scripts/abis;
+       build-scripts/build/install-cross-drivers.sh links it for a
+       cross ABI of build-scripts/tables/abis;
      - a program an earlier command of the same block wrote (-o FILE).
 2. Every repository path that README.md or a docs page names (in
    backticks, in a code block or as a link) exists.  A path is a word
@@ -152,8 +152,8 @@ class Checker:
 
     def cross_driver_names(self):
         names = set()
-        abis = os.path.join(self.root, "build-scripts", "abis")
-        script = os.path.join(self.root, "build-scripts",
+        abis = os.path.join(self.root, "build-scripts", "tables", "abis")
+        script = os.path.join(self.root, "build-scripts", "build",
                               "install-cross-drivers.sh")
         if not (os.path.isfile(abis) and os.path.isfile(script)):
             return names
@@ -272,7 +272,7 @@ class Checker:
             self.problem(readme, number,
                          f"'{shown}': {program} is neither a driver the Makefile "
                          f"installs (build-scripts/bin/{name}) nor a cross driver "
-                         f"of build-scripts/install-cross-drivers.sh")
+                         f"of build-scripts/build/install-cross-drivers.sh")
             return
         if program.startswith("out/"):
             self.problem(readme, number,

@@ -16,7 +16,7 @@
 #   real-projects.sh BIN WORK
 # BIN holds the drivers (out/bin), WORK is a scratch directory (under
 # out/: everything is built there).  The tarballs come through
-# build-scripts/fetch-orig-tarball.sh (artifact cache, else the Debian
+# build-scripts/fetch/fetch-orig-tarball.sh (artifact cache, else the Debian
 # mirror; NAME_TARBALL=PATH supplies one by hand).
 bin=$(cd "$1" && pwd -P) work=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,11 +41,11 @@ fail() {
   } | head -n 20 | sed 's/^/    | /'
 }
 
-# The build machine's ABI in the ABI table, read by common.sh (in a
-# subshell: it sets -euo pipefail, which this script is not written
-# for): the patched dynamic linker and libc.so.6 that the programs must
-# run with.
-read -r sysroot ldso libdir < <(bash -c '. "$1/build-scripts/common.sh"
+# The build machine's ABI in the ABI table, read by
+# build-scripts/lib/abi.sh (in a subshell: it sets -euo pipefail, which
+# this script is not written for): the patched dynamic linker and
+# libc.so.6 that the programs must run with.
+read -r sysroot ldso libdir < <(bash -c '. "$1/build-scripts/lib/abi.sh"
   abi=$(native_abi)
   echo "$(abi_field "$abi" sysroot) $(abi_field "$abi" ldso) $(abi_field "$abi" libdir)"' _ "$top")
 want_ldso=$out/$sysroot/$ldso
@@ -186,7 +186,7 @@ test_project() {
     return
   fi
   # The pinned source: a flaky mirror makes this UNSUPPORTED, not a failure.
-  if ! tarball=$(OUT=$out "$top/build-scripts/fetch-orig-tarball.sh" "$pin" "make check" \
+  if ! tarball=$(OUT=$out "$top/build-scripts/fetch/fetch-orig-tarball.sh" "$pin" "make check" \
                    2> "$dir.fetch.log"); then
     # The message's last line says how to supply the tarball by hand.
     why=$(sed -n 's,^ *\([A-Z_]*_TARBALL=/path/to/.*\),not cached and the Debian mirror offered none (by hand: \1),p' \

@@ -13,11 +13,11 @@ it.
 
     run     do it (root, tracefs; the cpu_opv event needs this project's
             kernel: the whole thing runs in its VM with
-            build-scripts/trace-experiment).  Prints the Markdown table;
-            --json FILE saves the result ("-": on stdout, between
-            @@RESULT lines); --check also verifies that the trace agrees
-            with glibc's own per-thread counters and that no element of
-            the structures was lost, and exits 1 if not.
+            build-scripts/experiments/trace-experiment).  Prints the
+            Markdown table; --json FILE saves the result ("-": on stdout,
+            between @@RESULT lines); --check also verifies that the trace
+            agrees with glibc's own per-thread counters and that no
+            element of the structures was lost, and exits 1 if not.
     render  RESULT OUTDIR: abort-causes.md, abort-causes.png and
             result.json from a saved result or a VM console log.
 """

@@ -2,7 +2,7 @@
 every CPU, watch a compare stop a vector, and see bad vectors rejected.
 Needs the patched kernel, so it runs in the test VM:
 
-    build-scripts/run-vm --python --file bindings/python/examples/cpu_opv_session.py \\
+    build-scripts/vm/run-vm --python --file bindings/python/examples/cpu_opv_session.py \\
         'session=PYTHONPATH=/opt/rseq-python python3 cpu_opv_session.py'
 
 Prints a Markdown transcript; exits 77 where cpu_opv is missing."""
@@ -43,7 +43,7 @@ def per_cpu_counters(cpus):
 def main():
     if not rseq.cpu_opv_available():
         print("UNSUPPORTED: this kernel has no cpu_opv "
-              "(run in the VM: build-scripts/run-vm --python)")
+              "(run in the VM: build-scripts/vm/run-vm --python)")
         return 77
     cpus = sorted(os.sched_getaffinity(0))
     print(f"kernel {os.uname().release}, CPUs {cpus}\n")

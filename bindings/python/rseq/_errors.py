@@ -14,7 +14,7 @@ import os
 from ._facts import TUNABLE_OFF as _TUNABLE_OFF, current_facts
 
 _MM_CID_END = 28            # node_id and mm_cid end at byte 28
-_TEST_VM = "build-scripts/run-vm --python"
+_TEST_VM = "build-scripts/vm/run-vm --python"
 
 # What each feature needs, in the order the causes are checked.
 NEEDS_REGISTRATION = "registration"

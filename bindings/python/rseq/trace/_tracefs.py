@@ -168,7 +168,7 @@ def _event_hint(event):
     system = event.split("/")[0]
     if system == "cpu_opv":
         return "this project's event: only its patched test kernel " \
-               "(kernel-patches/, booted by build-scripts/run-vm) has it"
+               "(kernel-patches/, booted by build-scripts/vm/run-vm) has it"
     if system == "rseq":
         return "needs a kernel with CONFIG_RSEQ and event tracing " \
                "(CONFIG_FTRACE, CONFIG_EVENT_TRACING)"
