@@ -59,14 +59,17 @@
    of a class than the thread cache holds before they allocate again.
 
    The caches carry chunks from threads that free more than they
-   allocate to threads that allocate more than they free.  A thread that
-   has freed chunks beyond its thread cache (to the caches or to its
-   arena) owes that many: until it has paid them back, its mallocs that
-   find the thread cache empty go to its arena, not to the caches.
-   Otherwise a thread that both frees and allocates, as the threads of
-   a server do, traded its frees for chunks of other arenas, whose
-   neighbours other threads write from other CPUs: a larson-style
-   server ran 0.73x as fast as without the cache on 2 CPUs.
+   allocate to threads that allocate more than they free.  Each thread
+   counts its recent frees that the thread cache had no room for and its
+   mallocs that found it empty: it puts chunks into the caches only
+   while it frees clearly more than it allocates, and takes chunks from
+   them only while it allocates clearly more than it frees.  A thread
+   that does both alike, as the threads of a server do, uses its arena
+   as it does without the cache.  When it could trade its frees for
+   chunks of other arenas, whose neighbours other threads write from
+   other CPUs, a larson-style server ran 0.73x as fast as without the
+   cache on 2 CPUs; when it only took fewer of them, the chunks it put
+   stayed in the caches and its peak RSS grew by 75 %.
 
    Each cache holds, for each size class of the thread cache, a count
    and an array of that many chunk pointers (a stack).  A push writes
@@ -571,11 +574,48 @@ percpu_refill (int cpu, size_t tc_idx, int state)
    no longer counts in __nptl_nthreads.  */
 static __thread bool percpu_exiting;
 
-/* How many chunks the calling thread has freed beyond its thread cache
-   and not yet paid back with a malloc that the caches did not serve, up
-   to PERCPU_MAX_SLOTS, so that a thread that frees in bursts soon takes
-   from the caches again.  Not counted with glibc.malloc.percpu_local.  */
-static __thread unsigned int percpu_owed;
+/* The calling thread's recent frees that the thread cache had no room
+   for and mallocs that found it empty (see above), both halved when one
+   reaches PERCPU_FLOW_WINDOW, so that a thread that changes its role
+   soon counts as its new one.  "Clearly more" leaves PERCPU_FLOW_SLACK
+   to a new thread, so that a consumer that allocated a few chunks
+   still puts the chunks it frees.  Not counted with
+   glibc.malloc.percpu_local, whose caches serve the thread itself.  */
+#define PERCPU_FLOW_WINDOW 64
+#define PERCPU_FLOW_SLACK 8
+static __thread struct
+{
+  unsigned char freed;
+  unsigned char allocated;
+} percpu_flow;
+
+static __always_inline void
+percpu_flow_count (unsigned char *events)
+{
+  if (++*events >= PERCPU_FLOW_WINDOW)
+    {
+      percpu_flow.freed /= 2;
+      percpu_flow.allocated /= 2;
+    }
+}
+
+/* Count a free beyond the thread cache; whether the thread frees clearly
+   more than it allocates.  */
+static __always_inline bool
+percpu_flow_free (void)
+{
+  percpu_flow_count (&percpu_flow.freed);
+  return 2 * percpu_flow.allocated <= percpu_flow.freed + PERCPU_FLOW_SLACK;
+}
+
+/* Count a malloc that found the thread cache empty; whether the thread
+   allocates clearly more than it frees.  */
+static __always_inline bool
+percpu_flow_malloc (void)
+{
+  percpu_flow_count (&percpu_flow.allocated);
+  return 2 * percpu_flow.freed <= percpu_flow.allocated + PERCPU_FLOW_SLACK;
+}
 
 /* A chunk of class TC_IDX from the cache of the calling thread's CPU,
    or NULL.  Not inlined, like percpu_cache_put: inlined, its registers
@@ -589,13 +629,8 @@ percpu_cache_get_slow (size_t tc_idx)
   if (!percpu_has_caches (state) || percpu_exiting
       || tc_idx >= percpu.nclasses || percpu.cap[tc_idx] == 0)
     return NULL;
-  /* A thread that has freed beyond its thread cache allocates from
-     its arena first (see above).  */
-  if (percpu_owed > 0)
-    {
-      percpu_owed--;
-      return NULL;
-    }
+  if (!percpu.local && !percpu_flow_malloc ())
+    return NULL;
   for (int attempt = 0; attempt < PERCPU_ATTEMPTS; attempt++)
     {
       int cpu = percpu_current ();
@@ -673,6 +708,8 @@ percpu_cache_put_slow (mchunkptr p, size_t tc_idx)
 {
   if (__glibc_unlikely (percpu_exiting))
     return false;
+  if (!percpu.local && !percpu_flow_free ())
+    return false;
   int state = atomic_load_acquire (&percpu.state);
   if (__glibc_unlikely (state != percpu_ready))
     {
@@ -703,11 +740,7 @@ percpu_cache_put_slow (mchunkptr p, size_t tc_idx)
       if (__rseq_percpu_try_cmpeqv_trystorev_storev
 	    (percpu.field, count, n, (intptr_t *) &percpu_slots (count)[n],
 	     (intptr_t) e, n + 1, cpu) == 0)
-	{
-	  if (!percpu.local && percpu_owed < PERCPU_MAX_SLOTS)
-	    percpu_owed++;
-	  return true;
-	}
+	return true;
     }
   e->key = 0;
   return false;
@@ -715,15 +748,14 @@ percpu_cache_put_slow (mchunkptr p, size_t tc_idx)
 
 /* Only chunks freed away from their arena's thread (see above), unless
    glibc.malloc.percpu_local: tested inline, so that a thread that frees
-   its own chunks pays one comparison and the count of what it owes with
-   the cache on, not a call.  */
+   its own chunks pays one comparison and the count of its frees with the
+   cache on, not a call.  */
 static __always_inline bool
 percpu_cache_put (mchunkptr p, size_t tc_idx)
 {
   if (!percpu.local && arena_for_chunk (p) == thread_arena)
     {
-      if (percpu_owed < PERCPU_MAX_SLOTS)
-	percpu_owed++;
+      percpu_flow_free ();
       return false;
     }
   return percpu_cache_put_slow (p, tc_idx);

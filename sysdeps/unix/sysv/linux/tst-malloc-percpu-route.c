@@ -28,12 +28,12 @@
    glibc's bench-malloc-thread, whose threads free only their own chunks,
    a third slower with 8 threads on 2 CPUs.
 
-   A thread that has freed chunks beyond its thread cache then takes as
-   many chunks from its arena before it takes any from the caches (the
-   glibc that let it trade its frees for chunks of other arenas ran a
-   larson-style server, whose threads both free and allocate, 0.73x as
-   fast on 2 CPUs).  The test runs on one CPU, so that the caches the
-   threads see are the ones the main thread filled.  */
+   A thread that frees as much as it allocates takes few chunks from
+   the caches (the glibc that let it trade its frees for chunks of other
+   arenas ran a larson-style server, whose threads both free and
+   allocate, 0.73x as fast on 2 CPUs).  The test runs on one CPU, so
+   that the caches the threads see are the ones the main thread
+   filled.  */
 
 #include <pthread.h>
 #include <sched.h>
@@ -53,9 +53,7 @@ enum
 {
   chunks = 100,
   /* At most the thread cache's default count of a class (16 in 2.43).  */
-  tcache_max = 16,
-  /* More than the allocations of one call of cached ().  */
-  info_allocations = 8
+  tcache_max = 16
 };
 
 /* The chunks the caches hold, 0 before they are set up.  */
@@ -102,33 +100,45 @@ own_chunks_in_thread (void *closure)
   return NULL;
 }
 
-/* Frees CHUNKS chunks of its own arena (of a class the caches do not
-   hold), then allocates as many of the class of the chunks that the
-   main thread put into the caches: it owes the chunks its thread cache
-   had no room for, at least CHUNKS - TCACHE_MAX, so that it takes at
-   most TCACHE_MAX from the caches, and the few that the allocations of
-   cached () itself pay back.  With glibc.malloc.percpu_local=1 it owes
-   nothing and takes them all.  */
+/* A thread that frees as much as it allocates, like a server's: it
+   allocates a chunk and frees one of its own arena that its thread
+   cache has no room for, over and over.  First with chunks of a class
+   the caches do not hold, until its counts of frees and mallocs
+   reflect only that (its first mallocs counted it as allocating); then
+   with the class of the chunks the main thread put into the caches
+   (CHUNKS - TCACHE_MAX of them), which the glibc without the rule took
+   all of.  With glibc.malloc.percpu_local=1 the thread's own chunks go
+   to the caches too, and nothing is checked.  */
 static void *
-free_then_allocate (void *closure)
+free_and_allocate (void *closure)
 {
-  void *p[chunks];
-  for (int i = 0; i < chunks; i++)
-    p[i] = xmalloc (128);
-  for (int i = 0; i < chunks; i++)
-    free (p[i]);
-  size_t before = cached ();
-  for (int i = 0; i < chunks; i++)
-    p[i] = xmalloc (64);
-  size_t taken = before - cached ();
-  printf ("info: a thread that freed %d chunks, then allocated as many:"
-	  " %zu chunks from the per-CPU caches\n", chunks, taken);
-  if (PERCPU_LOCAL)
-    TEST_VERIFY (taken >= chunks - tcache_max);
-  else
-    TEST_VERIFY (taken <= tcache_max + info_allocations);
-  for (int i = 0; i < chunks; i++)
-    free (p[i]);
+  enum { settle = 2 * chunks, rounds = settle + chunks };
+  void **own = xmalloc (rounds * sizeof *own);
+  void **kept = xmalloc (rounds * sizeof *kept);
+  void *fill[tcache_max];
+  for (int i = 0; i < rounds; i++)
+    own[i] = xmalloc (128);
+  for (int i = 0; i < tcache_max; i++)
+    fill[i] = xmalloc (128);
+  for (int i = 0; i < tcache_max; i++)
+    free (fill[i]);
+  long int before = 0;
+  for (int i = 0; i < rounds; i++)
+    {
+      if (i == settle)
+	before = cached ();
+      kept[i] = xmalloc (i < settle ? 200 : 64);
+      free (own[i]);
+    }
+  long int taken = before - (long int) cached ();
+  printf ("info: a thread that allocated %d chunks and freed as many:"
+	  " %ld chunks from the per-CPU caches\n", chunks, taken);
+  if (!PERCPU_LOCAL)
+    TEST_VERIFY (taken >= 0 && taken <= chunks / 4);
+  for (int i = 0; i < rounds; i++)
+    free (kept[i]);
+  free (kept);
+  free (own);
   return NULL;
 }
 
@@ -172,9 +182,9 @@ do_test (void)
   check_added (foreign, true);
   check_added (own, PERCPU_LOCAL);
 
-  /* A thread that frees, then allocates chunks of the class the caches
-     now hold.  */
-  xpthread_join (xpthread_create (NULL, free_then_allocate, NULL));
+  /* A thread that allocates chunks of the class the caches now hold,
+     and frees as many.  */
+  xpthread_join (xpthread_create (NULL, free_and_allocate, NULL));
 
   /* A thread that frees chunks of its own arena: the arena of the
      thread of percpu_foreign_chunks, which has exited.  */
