@@ -2,7 +2,7 @@
 # What make install puts in PREFIX for a user beyond the drivers and
 # sysroots (issue 35), one result line each ("PASS: what", "FAIL: what:
 # why" with "    | " detail lines, "UNSUPPORTED: what: why");
-# toolchain.exp runs it on the tree it just installed:
+# make-install.sh runs it on the tree it just installed:
 #   install-check.sh PREFIX WORK
 # PREFIX is the installed tree, WORK an empty scratch directory.
 #  - pkg-config rseq-percpu (PREFIX/lib/pkgconfig, PREFIX/lib-ABI/pkgconfig)
